@@ -1,0 +1,82 @@
+// swift-tools-version: 6.1
+//
+// SyncSim: a deterministic workbench for offline-first sync, client resets and OT merge throughput.
+//
+// Dependencies (each one earns its place; see README "Dependencies"):
+// - swift-argument-parser: the `syncsim` command line (subcommands, validation, help text).
+// - GRDB.swift: the results database (named migrations, transactions) over the system libsqlite3.
+// - swift-collections (HeapModule only): the simulator's event queue.
+// GSL is not a Swift package: it is linked as a system library through `CGSL` (apt: libgsl-dev).
+// package-benchmark lives in the nested package `Benchmarks/` so that `swift test` never builds it.
+
+import PackageDescription
+
+// Invariant walks (O(n) checks) are compiled into debug builds and into any build that sets
+// SYNCSIM_INTERNAL_CHECKS=1 in the environment; release builds keep only the cheap preconditions.
+let internalChecks: [SwiftSetting] = [
+    .define("SYNCSIM_INTERNAL_CHECKS", .when(configuration: .debug)),
+]
+
+let package = Package(
+    name: "SyncSim",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "syncsim", targets: ["syncsim"]),
+        .library(name: "MergeCore", targets: ["MergeCore"]),
+        .library(name: "MergeWorkloads", targets: ["MergeWorkloads"]),
+        .library(name: "Randomness", targets: ["Randomness"]),
+        .library(name: "SyncEngine", targets: ["SyncEngine"]),
+        .library(name: "Simulation", targets: ["Simulation"]),
+        .library(name: "Measurement", targets: ["Measurement"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGSL",
+            pkgConfig: "gsl",
+            providers: [.apt(["libgsl-dev"]), .brew(["gsl"])]
+        ),
+        .target(name: "MergeCore", swiftSettings: internalChecks),
+        .target(name: "Randomness", dependencies: ["CGSL"], swiftSettings: internalChecks),
+        .target(
+            name: "MergeWorkloads",
+            dependencies: ["MergeCore", "Randomness"],
+            swiftSettings: internalChecks
+        ),
+        .target(name: "SyncEngine", dependencies: ["MergeCore"], swiftSettings: internalChecks),
+        .target(
+            name: "Simulation",
+            dependencies: [
+                "SyncEngine", "MergeCore", "Randomness",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: internalChecks
+        ),
+        .target(
+            name: "Measurement",
+            dependencies: ["CGSL", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: internalChecks
+        ),
+        .target(
+            name: "SyncSimCLI",
+            dependencies: [
+                "Simulation", "Measurement", "MergeCore", "MergeWorkloads", "Randomness",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "syncsim", dependencies: ["SyncSimCLI"]),
+        .testTarget(name: "MergeCoreTests", dependencies: ["MergeCore", "Randomness"]),
+        .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "MergeCore"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Randomness"]),
+        .testTarget(name: "MeasurementTests", dependencies: ["Measurement"]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["SyncSimCLI", "MergeWorkloads"],
+            resources: []
+        ),
+    ]
+)

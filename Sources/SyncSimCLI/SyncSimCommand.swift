@@ -1,0 +1,9 @@
+import ArgumentParser
+
+public struct SyncSimCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "syncsim",
+        abstract: "Simulate offline-first sync, client resets and merge throughput, deterministically."
+    )
+    public init() {}
+}

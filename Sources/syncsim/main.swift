@@ -1,0 +1,2 @@
+import SyncSimCLI
+SyncSimCommand.main()
