@@ -1,0 +1,122 @@
+//! Errors of the results database and of the files written from it.
+//!
+//! Every case has a stable numeric code (301 ...), names the file or path involved, and ends its
+//! message with a remedy. Codes are never renumbered or reused; new cases are appended.
+//! When SQLite is the cause, the GRDB `DatabaseError` is kept in the case (and in `databaseError`)
+//! so that callers can still match it by its result code.
+//! Misuse by the program itself (a NaN metric, a metric name that is not lowerCamelCase) is a
+//! programmer error and traps with a precondition instead.
+
+import GRDB
+
+/// A failure of the results database or of a results file, with a stable code and a remedy.
+public enum MeasurementError: Error, Sendable, CustomStringConvertible {
+    /// 301: the database was migrated by a newer SyncSim (it records migrations this build does
+    /// not know).
+    case schemaTooNew(path: String, unknownMigrations: [String])
+    /// 302: the file is not an SQLite database at all (SQLite: "file is not a database").
+    case notADatabase(path: String, cause: DatabaseError)
+    /// 303: the file is an SQLite database whose pages are damaged.
+    case databaseCorrupt(path: String, detail: String, cause: DatabaseError?)
+    /// 304: a database that must exist (for export) does not.
+    case databaseNotFound(path: String)
+    /// 305: an older results database opened read-only: its schema lacks migrations this build
+    /// needs.
+    case schemaTooOld(path: String, missingMigrations: [String])
+    /// 306: any other SQLite failure (I/O error, read-only file, busy, constraint violation).
+    /// Nothing of the failed operation was written: each write is one transaction.
+    case databaseFailed(path: String, operation: String, cause: DatabaseError)
+    /// 307: the directory of an output file does not exist or cannot be written.
+    case outputNotWritable(path: String, directory: String, reason: String)
+    /// 308: writing, syncing or renaming an output file failed after it was started. The target
+    /// is unchanged and the temporary file has been removed.
+    case outputWriteFailed(path: String, reason: String)
+    /// 309: an SQLite database that is not a SyncSim results database (it has tables but no
+    /// SyncSim migrations), so it is neither read nor changed.
+    case foreignDatabase(path: String)
+
+    /// The stable numeric code of this error. Never renumbered; new codes are appended.
+    public var code: UInt16 {
+        switch self {
+        case .schemaTooNew: 301
+        case .notADatabase: 302
+        case .databaseCorrupt: 303
+        case .databaseNotFound: 304
+        case .schemaTooOld: 305
+        case .databaseFailed: 306
+        case .outputNotWritable: 307
+        case .outputWriteFailed: 308
+        case .foreignDatabase: 309
+        }
+    }
+
+    /// The file or directory the error is about.
+    public var path: String {
+        switch self {
+        case .schemaTooNew(let path, _), .notADatabase(let path, _),
+            .databaseCorrupt(let path, _, _), .databaseNotFound(let path),
+            .schemaTooOld(let path, _), .databaseFailed(let path, _, _),
+            .outputNotWritable(let path, _, _), .outputWriteFailed(let path, _),
+            .foreignDatabase(let path):
+            path
+        }
+    }
+
+    /// The SQLite error underneath, when there is one (match it by `resultCode`).
+    public var databaseError: DatabaseError? {
+        switch self {
+        case .notADatabase(_, let cause), .databaseFailed(_, _, let cause): cause
+        case .databaseCorrupt(_, _, let cause): cause
+        default: nil
+        }
+    }
+
+    /// What went wrong, naming the path, followed by what to do about it.
+    public var message: String {
+        switch self {
+        case .schemaTooNew(let path, let unknown):
+            "\(path) was written by a newer SyncSim (unknown migrations: "
+                + "\(unknown.joined(separator: ", "))). "
+                + "Use the SyncSim version that wrote it, or point --database at another file."
+        case .notADatabase(let path, let cause):
+            "\(path) is not a SyncSim results database (SQLite said: \(sqliteSaid(cause))). "
+                + "Point --database at a results file written by `syncsim run`, "
+                + "or delete it to start over."
+        case .databaseCorrupt(let path, let detail, _):
+            "\(path) is a damaged SQLite database (\(detail)). "
+                + "Restore it from a copy, or delete it and re-run the simulations to start over."
+        case .databaseNotFound(let path):
+            "\(path) does not exist. "
+                + "Point --database at a results file written by `syncsim run`."
+        case .schemaTooOld(let path, let missing):
+            "\(path) was written by an older SyncSim (missing migrations: "
+                + "\(missing.joined(separator: ", "))). "
+                + "Open it once for writing (for example with `syncsim run --database \(path)`) "
+                + "to upgrade it, then export again."
+        case .databaseFailed(let path, let operation, let cause):
+            "\(path): \(operation) failed (SQLite said: \(sqliteSaid(cause))); "
+                + "nothing of it was written. "
+                + "Check that the file and its directory are writable and the disk is not full, "
+                + "then try again."
+        case .outputNotWritable(let path, let directory, let reason):
+            "Cannot write \(path): the directory \(directory) \(reason). "
+                + "Choose an output path in an existing, writable directory, "
+                + "or create the directory or fix its permissions."
+        case .outputWriteFailed(let path, let reason):
+            "Writing \(path) failed (\(reason)); the file was left as it was. "
+                + "Check free disk space and that the path is not a directory, then try again."
+        case .foreignDatabase(let path):
+            "\(path) is an SQLite database but not a SyncSim results database "
+                + "(it has tables but no SyncSim migrations); it was left untouched. "
+                + "Point --database at a results file written by `syncsim run`, or at a new file."
+        }
+    }
+
+    /// `error 302: <message>`.
+    public var description: String { "error \(code): \(message)" }
+}
+
+/// The SQLite message of an error, without GRDB's SQL and arguments (which are noise to a user).
+private func sqliteSaid(_ error: DatabaseError) -> String {
+    error.message ?? "result code \(error.extendedResultCode.rawValue)"
+}

@@ -1,0 +1,285 @@
+//! The results database: one SQLite file, written by `syncsim run`, read by `syncsim export`.
+//!
+//! Opening checks, in this order, before anything is written:
+//! 1. the file exists (read-only access only; read-write creates it),
+//! 2. it is an SQLite file (302) and passes `PRAGMA quick_check` (303),
+//! 3. it is a SyncSim results database: empty, or its migrations include `v1-run` (309),
+//! 4. it records no migration this build does not know (301), and, read-only, lacks none (305).
+//! Read-write access then applies the missing migrations, each in its own transaction.
+//! A run is inserted in one transaction: all of its rows, or none.
+
+import Foundation
+import GRDB
+
+/// A SyncSim results database on disk.
+public final class ResultStore: Sendable {
+    /// How a results database is opened.
+    public enum Access: Sendable {
+        /// Create the file if needed and migrate it to the current schema.
+        case readWrite
+        /// The file must exist and already have the current schema; nothing is written.
+        case readOnly
+    }
+
+    /// The path the store was opened with.
+    public let path: String
+    private let queue: DatabaseQueue
+
+    /// Opens the results database at `path`.
+    ///
+    /// - Throws: `MeasurementError` 301, 302, 303, 304 (read-only only), 305 (read-only only),
+    ///   306 or 309; see `docs/results.md`. A file that fails a check is left unchanged.
+    public init(path: String, access: Access = .readWrite) throws(MeasurementError) {
+        self.path = path
+        if access == .readOnly, !FileManager.default.fileExists(atPath: path) {
+            throw .databaseNotFound(path: path)
+        }
+        var configuration = Configuration()
+        configuration.readonly = access == .readOnly
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(10)
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw Self.classify(error, path: path, operation: "opening the database")
+        }
+        try checkSchema(access: access)
+        if access == .readWrite {
+            do {
+                try Self.makeMigrator().migrate(queue)
+            } catch {
+                throw Self.classify(error, path: path, operation: "migrating the schema")
+            }
+        }
+    }
+
+    private func checkSchema(access: Access) throws(MeasurementError) {
+        let path = self.path
+        let known = Self.migrationIdentifiers
+        let outcome: MeasurementError?
+        do {
+            outcome = try queue.read { db -> MeasurementError? in
+                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                guard check == ["ok"] else {
+                    let detail = "quick_check: " + check.prefix(3).joined(separator: "; ")
+                    return .databaseCorrupt(path: path, detail: detail, cause: nil)
+                }
+                let tablesCount = try Int.fetchOne(db, sql: """
+                    SELECT COUNT(*) FROM sqlite_master
+                    WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+                    """) ?? 0
+                let applied = try Self.makeMigrator().appliedIdentifiers(db)
+                if (tablesCount > 0 || access == .readOnly), !applied.contains(known[0]) {
+                    return .foreignDatabase(path: path)
+                }
+                let unknown = applied.filter { !known.contains($0) }.sorted()
+                if !unknown.isEmpty {
+                    return .schemaTooNew(path: path, unknownMigrations: unknown)
+                }
+                let missing = known.filter { !applied.contains($0) }
+                if access == .readOnly, !missing.isEmpty {
+                    return .schemaTooOld(path: path, missingMigrations: missing)
+                }
+                return nil
+            }
+        } catch {
+            throw Self.classify(error, path: path, operation: "reading the schema")
+        }
+        if let outcome { throw outcome }
+    }
+
+    // MARK: - Writing
+
+    /// Inserts `run` with its metrics, client metrics and timings in one transaction.
+    ///
+    /// Preconditions (programmer errors, checked before anything is written): every metric name
+    /// is lowerCamelCase ASCII and does not collide with a fixed CSV column, and no real value is
+    /// NaN.
+    /// - Returns: the new `run.id` (increases with every insert).
+    /// - Throws: `MeasurementError.databaseFailed` (306) with the SQLite cause, for example a
+    ///   constraint violation for two metrics of one run with the same name; the transaction is
+    ///   rolled back and the database holds no part of the run.
+    /// - Complexity: O(metrics + clients × client metrics + timings) statements.
+    @discardableResult
+    public func insert(_ run: RunRecord) throws(MeasurementError) -> Int64 {
+        Self.checkPreconditions(run)
+        do {
+            return try queue.write { db in try Self.insert(run, in: db) }
+        } catch {
+            throw Self.classify(error, path: path, operation: "inserting the run of seed \(run.seed)")
+        }
+    }
+
+    private static func insert(_ run: RunRecord, in db: Database) throws -> Int64 {
+        try db.execute(
+            sql: """
+                INSERT INTO run (seed, scenarioName, scenarioHash, optionsJSON, gitCommit, toolchain,
+                    traceDigest, simulatedDurationNs, clientsCount, eventsCount)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                Int64(bitPattern: run.seed), run.scenarioName, run.scenarioHash, run.optionsJSON,
+                run.gitCommit, run.toolchain, run.traceDigest,
+                Int64(bitPattern: run.simulatedDurationNs), Int64(run.clientsCount),
+                Int64(bitPattern: run.eventsCount),
+            ])
+        let runId = db.lastInsertedRowID
+        let runMetric = try db.cachedStatement(sql: """
+            INSERT INTO runMetric (runId, ordinal, name, integerValue, realValue)
+            VALUES (?, ?, ?, ?, ?)
+            """)
+        for (ordinal, metric) in run.metrics.enumerated() {
+            try runMetric.execute(arguments: [runId, ordinal, metric.name] + values(metric))
+        }
+        let clientMetric = try db.cachedStatement(sql: """
+            INSERT INTO clientMetric (runId, clientIndex, ordinal, name, integerValue, realValue)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        for client in run.clients {
+            for (ordinal, metric) in client.metrics.enumerated() {
+                let arguments: StatementArguments =
+                    [runId, Int64(client.clientIndex), ordinal, metric.name] + values(metric)
+                try clientMetric.execute(arguments: arguments)
+            }
+        }
+        let runTiming = try db.cachedStatement(sql: """
+            INSERT INTO runTiming (runId, ordinal, name, integerValue, realValue)
+            VALUES (?, ?, ?, ?, ?)
+            """)
+        for (ordinal, metric) in run.timings.enumerated() {
+            try runTiming.execute(arguments: [runId, ordinal, metric.name] + values(metric))
+        }
+        return runId
+    }
+
+    private static func values(_ metric: Metric) -> StatementArguments {
+        switch metric.value {
+        case .integer(let integer): [integer, nil]
+        case .real(let real): [nil, real]
+        }
+    }
+
+    private static func checkPreconditions(_ run: RunRecord) {
+        for metric in run.metrics {
+            checkPrecondition(metric, reserved: ResultCSV.runsFixedColumns)
+        }
+        for client in run.clients {
+            for metric in client.metrics {
+                checkPrecondition(metric, reserved: ResultCSV.clientsFixedColumns)
+            }
+        }
+        for metric in run.timings {
+            checkPrecondition(metric, reserved: ResultCSV.timingsFixedColumns)
+        }
+    }
+
+    private static func checkPrecondition(_ metric: Metric, reserved: [String]) {
+        precondition(MetricName.isValid(metric.name), "metric name not lowerCamelCase ASCII")
+        precondition(
+            !reserved.contains(MetricName.snakeCase(metric.name)),
+            "metric name collides with a fixed CSV column")
+        if case .real(let real) = metric.value {
+            precondition(!real.isNaN, "NaN metric value")
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Every run, in insertion order, with its metrics in ordinal order and its clients in
+    /// client-index order.
+    /// - Throws: `MeasurementError` 302, 303 or 306 (a row that breaks the schema's rules is
+    ///   reported as 303).
+    public func runs() throws(MeasurementError) -> [StoredRun] {
+        do {
+            return try queue.read { db in try Self.fetchRuns(db) }
+        } catch {
+            throw Self.classify(error, path: path, operation: "reading the runs")
+        }
+    }
+
+    /// The CSV text of `table` (see `ResultCSV`), read in one transaction.
+    public func csv(_ table: ResultTable) throws(MeasurementError) -> String {
+        ResultCSV.text(table, runs: try runs())
+    }
+
+    private static func fetchRuns(_ db: Database) throws -> [StoredRun] {
+        var runs: [StoredRun] = []
+        var positionById: [Int64: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM run ORDER BY id") {
+            let runId: Int64 = row["id"]
+            let clientsCount: Int64 = row["clientsCount"]
+            let record = RunRecord(
+                seed: UInt64(bitPattern: row["seed"]), scenarioName: row["scenarioName"],
+                scenarioHash: row["scenarioHash"], optionsJSON: row["optionsJSON"],
+                gitCommit: row["gitCommit"], toolchain: row["toolchain"],
+                traceDigest: row["traceDigest"],
+                simulatedDurationNs: UInt64(bitPattern: row["simulatedDurationNs"]),
+                clientsCount: UInt32(truncatingIfNeeded: clientsCount),
+                eventsCount: UInt64(bitPattern: row["eventsCount"]))
+            positionById[runId] = runs.count
+            runs.append(StoredRun(runId: runId, record: record))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM runMetric ORDER BY runId, ordinal") {
+            let position = try runPosition(of: row, in: positionById)
+            runs[position].record.metrics.append(try metric(row))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM runTiming ORDER BY runId, ordinal") {
+            let position = try runPosition(of: row, in: positionById)
+            runs[position].record.timings.append(try metric(row))
+        }
+        let clientRows = try Row.fetchAll(
+            db, sql: "SELECT * FROM clientMetric ORDER BY runId, clientIndex, ordinal")
+        for row in clientRows {
+            let position = try runPosition(of: row, in: positionById)
+            let clientIndex = UInt32(truncatingIfNeeded: row["clientIndex"] as Int64)
+            let entry = try metric(row)
+            if runs[position].record.clients.last?.clientIndex != clientIndex {
+                runs[position].record.clients.append(ClientRecord(clientIndex: clientIndex, metrics: []))
+            }
+            runs[position].record.clients[runs[position].record.clients.count - 1].metrics.append(entry)
+        }
+        return runs
+    }
+
+    private static func runPosition(of row: Row, in positionById: [Int64: Int]) throws -> Int {
+        let runId: Int64 = row["runId"]
+        guard let position = positionById[runId] else {
+            throw DatabaseError(
+                resultCode: .SQLITE_CORRUPT, message: "a metric refers to the missing run \(runId)")
+        }
+        return position
+    }
+
+    /// A metric row, checked again after the read (the paired check of the write).
+    private static func metric(_ row: Row) throws -> Metric {
+        let name: String = row["name"]
+        let integerValue: Int64? = row["integerValue"]
+        let realValue: Double? = row["realValue"]
+        switch (integerValue, realValue) {
+        case (let integer?, nil): return .integer(name, integer)
+        case (nil, let real?): return .real(name, real)
+        default:
+            throw DatabaseError(
+                resultCode: .SQLITE_CORRUPT,
+                message: "metric \(name) has both or neither of integerValue and realValue")
+        }
+    }
+
+    // MARK: - Errors
+
+    /// Maps a GRDB error to the `MeasurementError` it means for `path`.
+    static func classify(_ error: any Error, path: String, operation: String) -> MeasurementError {
+        if let error = error as? MeasurementError { return error }
+        let databaseError = error as? DatabaseError
+            ?? DatabaseError(resultCode: .SQLITE_ERROR, message: String(describing: error))
+        switch databaseError.resultCode {
+        case .SQLITE_NOTADB:
+            return .notADatabase(path: path, cause: databaseError)
+        case .SQLITE_CORRUPT:
+            let detail = databaseError.message ?? "database disk image is malformed"
+            return .databaseCorrupt(path: path, detail: detail, cause: databaseError)
+        default:
+            return .databaseFailed(path: path, operation: operation, cause: databaseError)
+        }
+    }
+}
