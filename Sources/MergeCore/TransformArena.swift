@@ -1,0 +1,248 @@
+//! The transform's working memory: a struct-of-arrays arena of scanned instructions and the
+//! object-node table with union-find (conflict groups, REALM-SEMANTICS §2.4).
+//!
+//! Per instruction the arena keeps 26 bytes of primitives (kind, flags, node, field, list
+//! indices, prior size, changeset and position), so the pairwise rules compare integers and
+//! touch the `Instruction` enum only on real conflicts.
+
+struct TransformArena: Sendable {
+    static let alive: UInt8 = 1
+    /// List indices or prior size changed: the instruction must be rebuilt on write-back.
+    static let dirty: UInt8 = 2
+    /// The Update is a default-value write.
+    static let isDefault: UInt8 = 4
+
+    var kind: ContiguousArray<UInt8> = []
+    var flags: ContiguousArray<UInt8> = []
+    /// Object node, or -1 for schema instructions.
+    var node: ContiguousArray<Int32> = []
+    /// Field, or `UInt32.max` for table and object instructions.
+    var field: ContiguousArray<UInt32> = []
+    /// List index (ArrayMove: from).
+    var index: ContiguousArray<UInt32> = []
+    /// ArrayMove: to.
+    var index2: ContiguousArray<UInt32> = []
+    var priorSize: ContiguousArray<UInt32> = []
+    var changeset: ContiguousArray<UInt32> = []
+    var position: ContiguousArray<UInt32> = []
+    /// Slots `0 ..< localCount` are local (major), the rest incoming (minor).
+    var localCount = 0
+
+    var count: Int { kind.count }
+
+    mutating func reset(capacity: Int) {
+        kind.removeAll(keepingCapacity: true)
+        flags.removeAll(keepingCapacity: true)
+        node.removeAll(keepingCapacity: true)
+        field.removeAll(keepingCapacity: true)
+        index.removeAll(keepingCapacity: true)
+        index2.removeAll(keepingCapacity: true)
+        priorSize.removeAll(keepingCapacity: true)
+        changeset.removeAll(keepingCapacity: true)
+        position.removeAll(keepingCapacity: true)
+        kind.reserveCapacity(capacity)
+        flags.reserveCapacity(capacity)
+        node.reserveCapacity(capacity)
+        field.reserveCapacity(capacity)
+        index.reserveCapacity(capacity)
+        index2.reserveCapacity(capacity)
+        priorSize.reserveCapacity(capacity)
+        changeset.reserveCapacity(capacity)
+        position.reserveCapacity(capacity)
+        localCount = 0
+    }
+
+    @inline(__always)
+    func isAlive(_ slot: Int) -> Bool { flags[slot] & Self.alive != 0 }
+
+    @inline(__always)
+    mutating func discard(_ slot: Int) { flags[slot] &= ~Self.alive }
+
+    @inline(__always)
+    mutating func markDirty(_ slot: Int) { flags[slot] |= Self.dirty }
+
+    /// Scans one instruction into a new slot.
+    @inline(__always)
+    mutating func append(
+        _ instruction: Instruction, changeset changesetIndex: Int, position offset: Int,
+        nodes: inout ObjectNodeTable
+    ) throws(MergeError) {
+        var flag = Self.alive
+        var objectNode: Int32 = -1
+        var fieldValue = UInt32.max
+        var first: UInt32 = 0
+        var second: UInt32 = 0
+        var size: UInt32 = 0
+        switch instruction {
+        case .addTable:
+            break
+        case .addColumn(_, let field, _, _, _, _), .eraseColumn(_, let field):
+            fieldValue = field
+        case .createObject(let object), .eraseObject(let object):
+            objectNode = nodes.node(for: object)
+        case let .update(object, field, value, isDefault):
+            objectNode = nodes.node(for: object)
+            fieldValue = field
+            if isDefault { flag |= Self.isDefault }
+            if case .link(let target) = value { nodes.union(objectNode, nodes.node(for: target)) }
+        case let .addInteger(object, field, _), let .clear(object, field):
+            objectNode = nodes.node(for: object)
+            fieldValue = field
+        case let .setInsert(object, field, value), let .setErase(object, field, value):
+            objectNode = nodes.node(for: object)
+            fieldValue = field
+            if case .link(let target) = value { nodes.union(objectNode, nodes.node(for: target)) }
+        case let .arrayUpdate(object, field, listIndex, value, priorSize),
+            let .arrayInsert(object, field, listIndex, value, priorSize):
+            objectNode = nodes.node(for: object)
+            fieldValue = field
+            first = listIndex
+            size = priorSize
+            let limit = instruction.kindCode == 8 ? priorSize : priorSize &- 1
+            guard listIndex <= limit, priorSize > 0 || instruction.kindCode == 8 else {
+                throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
+            }
+            if case .link(let target) = value { nodes.union(objectNode, nodes.node(for: target)) }
+        case let .arrayMove(object, field, from, to, priorSize):
+            objectNode = nodes.node(for: object)
+            fieldValue = field
+            first = from
+            second = to
+            size = priorSize
+            guard from < priorSize else {
+                throw .indexBeyondPriorSize(index: from, priorSize: priorSize)
+            }
+            guard to < priorSize else {
+                throw .indexBeyondPriorSize(index: to, priorSize: priorSize)
+            }
+        case let .arrayErase(object, field, listIndex, priorSize):
+            objectNode = nodes.node(for: object)
+            fieldValue = field
+            first = listIndex
+            size = priorSize
+            guard listIndex < priorSize else {
+                throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
+            }
+        }
+        kind.append(instruction.kindCode)
+        flags.append(flag)
+        node.append(objectNode)
+        field.append(fieldValue)
+        index.append(first)
+        index2.append(second)
+        priorSize.append(size)
+        changeset.append(UInt32(truncatingIfNeeded: changesetIndex))
+        position.append(UInt32(truncatingIfNeeded: offset))
+    }
+
+    /// `instruction` with the list indices and prior size of `slot`.
+    func rebuilt(_ instruction: Instruction, _ slot: Int) -> Instruction {
+        switch instruction {
+        case let .arrayUpdate(object, field, _, value, _):
+            .arrayUpdate(object: object, field: field, index: index[slot], value: value,
+                         priorSize: priorSize[slot])
+        case let .arrayInsert(object, field, _, value, _):
+            .arrayInsert(object: object, field: field, index: index[slot], value: value,
+                         priorSize: priorSize[slot])
+        case let .arrayMove(object, field, _, _, _):
+            .arrayMove(object: object, field: field, from: index[slot], to: index2[slot],
+                       priorSize: priorSize[slot])
+        case let .arrayErase(object, field, _, _):
+            .arrayErase(object: object, field: field, index: index[slot],
+                        priorSize: priorSize[slot])
+        default:
+            preconditionFailure("only list instructions are rebuilt")
+        }
+    }
+}
+
+/// Dense node numbers for the distinct objects of a merge window, with union-find.
+///
+/// Open addressing keyed by `stableHash(ObjectRef)`; slots hold the hash's high 32 bits and
+/// `node + 1`. Reset per merge to a capacity proportional to the window, so a reused table
+/// costs O(window) to clear, never O(largest window seen).
+struct ObjectNodeTable: Sendable {
+    var slots: ContiguousArray<UInt64> = []
+    var objects: ContiguousArray<ObjectRef> = []
+    var hashes: ContiguousArray<UInt64> = []
+    var parent: ContiguousArray<Int32> = []
+    var size: ContiguousArray<Int32> = []
+
+    var count: Int { objects.count }
+
+    mutating func reset(capacity instructionCount: Int) {
+        var capacity = 16
+        while capacity < 2 * instructionCount + 2 { capacity *= 2 }
+        slots.removeAll(keepingCapacity: true)
+        slots.append(contentsOf: repeatElement(0, count: capacity))
+        objects.removeAll(keepingCapacity: true)
+        hashes.removeAll(keepingCapacity: true)
+        parent.removeAll(keepingCapacity: true)
+        size.removeAll(keepingCapacity: true)
+    }
+
+    /// The node of `object`, created on first sight.
+    /// - Complexity: O(1) expected.
+    @inline(__always)
+    mutating func node(for object: ObjectRef) -> Int32 {
+        let hash = stableHash(object)
+        let mask = slots.count - 1
+        var slotIndex = Int(truncatingIfNeeded: hash) & mask
+        let tag = hash & 0xFFFF_FFFF_0000_0000
+        while true {
+            let slot = slots[slotIndex]
+            if slot == 0 { break }
+            if slot & 0xFFFF_FFFF_0000_0000 == tag {
+                let node = Int(slot & 0xFFFF_FFFF) - 1
+                if hashes[node] == hash && objects[node] == object { return Int32(node) }
+            }
+            slotIndex = (slotIndex + 1) & mask
+        }
+        // Each instruction adds at most two nodes and the table holds 2·instructions + 2
+        // slots, so the load factor stays at or below the bound only if we grow here.
+        if (objects.count + 1) * 2 > slots.count {
+            grow()
+            return node(for: object)
+        }
+        let node = Int32(objects.count)
+        slots[slotIndex] = tag | UInt64(node + 1)
+        objects.append(object)
+        hashes.append(hash)
+        parent.append(node)
+        size.append(1)
+        return node
+    }
+
+    private mutating func grow() {
+        let capacity = slots.count * 2
+        slots = ContiguousArray(repeating: 0, count: capacity)
+        let mask = capacity - 1
+        for node in objects.indices {
+            var slotIndex = Int(truncatingIfNeeded: hashes[node]) & mask
+            while slots[slotIndex] != 0 { slotIndex = (slotIndex + 1) & mask }
+            slots[slotIndex] = hashes[node] & 0xFFFF_FFFF_0000_0000 | UInt64(node + 1)
+        }
+    }
+
+    /// The root of `node`'s group (path halving).
+    @inline(__always)
+    mutating func find(_ node: Int32) -> Int32 {
+        var current = node
+        while parent[Int(current)] != current {
+            let grand = parent[Int(parent[Int(current)])]
+            parent[Int(current)] = grand
+            current = grand
+        }
+        return current
+    }
+
+    /// Joins the groups of `a` and `b` (the smaller into the larger).
+    mutating func union(_ a: Int32, _ b: Int32) {
+        var rootA = find(a)
+        var rootB = find(b)
+        if rootA == rootB { return }
+        if size[Int(rootA)] < size[Int(rootB)] { swap(&rootA, &rootB) }
+        parent[Int(rootB)] = rootA
+        size[Int(rootA)] += size[Int(rootB)]
+    }
+}
