@@ -109,7 +109,8 @@ public struct Transformer: Sendable {
     ///   - incoming: the remote changesets; rewritten to apply after `local`.
     ///   - local: the local changesets; rewritten to their reciprocal forms, to apply after
     ///     `incoming`.
-    ///   - localFileIdent: replaces `originFileIdent == 0` in discriminants.
+    ///   - localFileIdent: replaces `originFileIdent == 0` in discriminants; must not be 0
+    ///     when any changeset has `originFileIdent == 0` (precondition).
     /// - Throws: `MergeError` when the two sides cannot be merged (schema mismatch, priorSize
     ///   disagreement). Both arguments are then left in an unspecified but valid state.
     /// - Complexity: O((D + L) · α(D + L)) plus Σ over conflict groups of D_g · L_g, for D
@@ -207,6 +208,8 @@ public struct Transformer: Sendable {
         for changesetIndex in changesets.indices {
             if changesetIndex == localChangesetCount { arena.localCount = arena.count }
             let changeset = changesets[changesetIndex]
+            precondition(changeset.originFileIdent != 0 || localFileIdent != 0,
+                         "a local-origin changeset (originFileIdent 0) needs a localFileIdent")
             discriminantTime.append(changeset.originTimestamp)
             discriminantIdent.append(
                 changeset.originFileIdent == 0 ? localFileIdent : changeset.originFileIdent)
