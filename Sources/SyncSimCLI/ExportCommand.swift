@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Measurement
+
+/// `syncsim export`: writes one table of a results database as CSV.
+///
+/// The command only parses its arguments and calls `Measurement`. Failures print the
+/// `MeasurementError` (code, path, remedy) to standard error and exit with a sysexits status:
+/// 65 for a file that is not a usable results database, 66 for a missing one, 73 for an output
+/// path that cannot be created, 74 for an I/O failure.
+public struct ExportCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a table of a results database as CSV.",
+        discussion: """
+            The runs and clients tables hold deterministic figures only: the same seed and \
+            scenario give byte-identical rows. Wall-clock figures are in the timings table alone. \
+            CSV follows RFC 4180 (CRLF line ends, one header row); docs/results.md lists every \
+            column and its unit.
+            """
+    )
+
+    /// Output formats. Only CSV for now.
+    public enum Format: String, ExpressibleByArgument, CaseIterable, Sendable {
+        case csv
+    }
+
+    /// The tables of a results database that can be exported.
+    public enum Table: String, ExpressibleByArgument, CaseIterable, Sendable {
+        case runs, clients, timings
+
+        var resultTable: ResultTable {
+            switch self {
+            case .runs: .runs
+            case .clients: .clients
+            case .timings: .timings
+            }
+        }
+    }
+
+    @Option(help: ArgumentHelp("The results database written by `syncsim run`.", valueName: "path"))
+    public var database: String
+
+    @Option(help: "The output format.")
+    public var format: Format = .csv
+
+    @Option(
+        help: """
+            The table to write: runs (one row per run), clients (one row per client of a run) \
+            or timings (wall-clock figures, not deterministic).
+            """)
+    public var table: Table = .runs
+
+    @Option(
+        help: ArgumentHelp(
+            "Write to this file, atomically, instead of standard output.", valueName: "path"))
+    public var output: String?
+
+    public init() {}
+
+    public func run() throws {
+        do throws(MeasurementError) {
+            let text = try Self.csvText(database: database, table: table.resultTable)
+            if let output {
+                try AtomicFile.write(text, to: output)
+            } else {
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(Self.exitStatus(for: error))
+        }
+    }
+
+    /// The CSV text of `table` in the results database at `database`, opened read-only.
+    public static func csvText(
+        database: String, table: ResultTable
+    ) throws(MeasurementError) -> String {
+        try ResultStore(path: database, access: .readOnly).csv(table)
+    }
+
+    /// The sysexits status for `error`: 65 `EX_DATAERR`, 66 `EX_NOINPUT`, 73 `EX_CANTCREAT`,
+    /// 74 `EX_IOERR`.
+    public static func exitStatus(for error: MeasurementError) -> Int32 {
+        switch error {
+        case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase: 65
+        case .databaseNotFound: 66
+        case .outputNotWritable: 73
+        case .databaseFailed, .outputWriteFailed: 74
+        }
+    }
+}
