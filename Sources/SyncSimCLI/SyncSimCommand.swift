@@ -3,7 +3,8 @@ import ArgumentParser
 public struct SyncSimCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "syncsim",
-        abstract: "Simulate offline-first sync, client resets and merge throughput, deterministically."
+        abstract: "Simulate offline-first sync, client resets and merge throughput, deterministically.",
+        subcommands: [RunCommand.self, ExportCommand.self, BenchCommand.self]
     )
     public init() {}
 }

@@ -1,0 +1,57 @@
+import Foundation
+import SyncSimCLI
+import Testing
+
+/// `syncsim bench merge` end to end on tiny inputs: the CSV has its stable header and one row
+/// per workload, and two runs give the same digests.
+@Suite("bench merge command")
+struct BenchCommandTests {
+    func runToCSV(_ arguments: [String]) throws -> [String] {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("bench-\(UUID().uuidString).csv").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let command = try BenchMergeCommand.parse(arguments + ["--csv", path])
+        try command.run()
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.hasSuffix("\r\n"))
+        return text.components(separatedBy: "\r\n").dropLast()
+    }
+
+    @Test("CSV header, rows and deterministic digests")
+    func csv() throws {
+        let arguments = ["--workload", "all", "--clients", "3", "--instructions", "600",
+                         "--objects", "100", "--seed", "4"]
+        let lines = try runToCSV(arguments)
+        #expect(lines.first == "workload,role,clients,instructions_merged,instructions_against,"
+            + "merge_cpu_seconds,instructions_per_second,encoded_bytes_per_instruction,"
+            + "peak_memory_bytes_per_instruction,peak_resident_bytes,growth_exponent,repetitions,"
+            + "seed,replica_digest,changeset_digest")
+        #expect(lines.count == 6)
+        let again = try runToCSV(arguments)
+        let digests = { (lines: [String]) in lines.map { $0.split(separator: ",").suffix(2) } }
+        #expect(digests(lines).map(Array.init) == digests(again).map(Array.init))
+    }
+
+    @Test("client role and trace replay")
+    func clientAndTrace() throws {
+        let lines = try runToCSV(["--workload", "churn", "--role", "client", "--instructions", "300",
+                                  "--objects", "50"])
+        #expect(lines.count == 2)
+        #expect(lines[1].hasPrefix("churn,client,10,300,300,"))
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let trace = root.appendingPathComponent("Data/traces/sample.jsonl").path
+        let traced = try runToCSV(["--trace", trace])
+        #expect(traced.count == 2)
+        #expect(traced[1].hasPrefix("sample.jsonl,server,3,"))
+    }
+
+    @Test("invalid options are rejected with a sentence")
+    func validation() {
+        #expect(throws: (any Error).self) { try BenchMergeCommand.parse(["--clients", "0"]) }
+        #expect(throws: (any Error).self) {
+            try BenchMergeCommand.parse(["--growth", "--trace", "x.jsonl"])
+        }
+        #expect(throws: (any Error).self) { try BenchMergeCommand.parse(["--workload", "graph"]) }
+    }
+}
