@@ -62,6 +62,9 @@ public final class RandomStream {
     /// A uniform draw in [0, 1).
     @inlinable public func uniform() -> Double { gsl_rng_uniform(generator) }
 
+    /// 32 uniformly random bits (taus2 produces exactly the range 0 ... 2^32-1).
+    @inlinable public func next32() -> UInt32 { UInt32(truncatingIfNeeded: gsl_rng_get(generator)) }
+
     /// A uniform integer in `0 ..< bound`. `bound` must be in 1 ... 2^32.
     @inlinable public func uniformInt(below bound: UInt64) -> UInt64 {
         precondition(bound > 0, "uniformInt bound must be positive")

@@ -1,0 +1,68 @@
+//! The deterministic outcome of one run. Everything here is a function of the seed and the
+//! scenario alone; wall-clock figures are measured by the caller and kept apart.
+
+import SyncEngine
+
+public struct RunResult: Sendable {
+    public var seed: UInt64
+    public var scenarioName: String
+    public var traceDigest: TraceDigest
+    public var eventsProcessed: UInt64
+    /// Simulated time of the run proper (without healing).
+    public var simulatedDurationNs: UInt64
+    /// Simulated time healing took until the world was quiet.
+    public var healingDurationNs: UInt64
+    public var clientsCount: UInt32
+    public var counters: WorldCounters
+    public var clients: [ClientCounters]
+    /// Ledger totals indexed by `WriteState.rawValue`.
+    public var ledgerTotals: [UInt64]
+    public var divergentClients: [UInt32]
+    /// Every check that failed, in the order found. Empty means the run passed.
+    public var failures: [String]
+    /// Objects in all server files at the end.
+    public var serverObjects: UInt64
+    /// Sum over server files of the final server version.
+    public var serverVersions: UInt64
+
+    init(world: World, healingStartedAt: UInt64, divergentClients: [UInt32], ledgerTotals: [UInt64]) {
+        seed = world.seed
+        scenarioName = world.scenario.name
+        traceDigest = world.digest
+        eventsProcessed = world.eventsProcessed
+        simulatedDurationNs = healingStartedAt
+        healingDurationNs = world.now > healingStartedAt ? world.now - healingStartedAt : 0
+        clientsCount = world.scenario.clientsCount
+        counters = world.counters
+        clients = world.clients.map(\.counters)
+        self.ledgerTotals = ledgerTotals
+        self.divergentClients = divergentClients
+        failures = world.failures
+        serverObjects = world.servers.reduce(0) { $0 + UInt64($1.state.objectCount) }
+        serverVersions = world.servers.reduce(0) { $0 + $1.currentVersion }
+    }
+
+    public var passed: Bool { failures.isEmpty }
+    public var converged: Bool { divergentClients.isEmpty }
+
+    public var writesMade: UInt64 { ledgerTotals.reduce(0, +) }
+    public var writesSynced: UInt64 { ledgerTotals[Int(WriteState.synced.rawValue)] }
+    public var writesDiscardedByReset: UInt64 { ledgerTotals[Int(WriteState.discardedByReset.rawValue)] }
+    public var writesLostToRestore: UInt64 { ledgerTotals[Int(WriteState.lostToRestore.rawValue)] }
+    public var writesPending: UInt64 { ledgerTotals[Int(WriteState.pending.rawValue)] }
+
+    /// Completed resets per cause, in `ResetCause.allCases` order.
+    public var resetsByCause: [(cause: ResetCause, count: UInt64)] {
+        ResetCause.allCases.enumerated().map { index, cause in
+            (cause, clients.reduce(0) { $0 + $1.resetsByCause[index] })
+        }
+    }
+
+    public var clientsThatReset: UInt64 { UInt64(clients.filter { $0.resets > 0 }.count) }
+
+    /// Resets per client per simulated day (of the run proper).
+    public var resetsPerClientPerDay: Double {
+        let days = Double(simulatedDurationNs) / Double(Time.nanosecondsPerDay)
+        return days > 0 ? Double(counters.resets) / Double(clientsCount) / days : 0
+    }
+}

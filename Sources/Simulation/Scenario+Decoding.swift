@@ -1,0 +1,275 @@
+//! Scenario files are JSON. Decoding is strict: an unknown field, a wrong type or a value out of
+//! range is an error that names the file, the field (as a dotted path) and the fix.
+
+import Foundation
+
+/// A scenario that cannot be used. `description` is the whole message for the user.
+public struct ScenarioError: Error, CustomStringConvertible, Equatable {
+    public enum Code: UInt16, Sendable {
+        case unreadable = 101
+        case malformedJSON = 102
+        case unknownField = 103
+        case wrongType = 104
+        case outOfRange = 105
+        case inconsistent = 106
+    }
+    public var code: Code
+    public var file: String
+    public var field: String
+    public var problem: String
+    public var fix: String
+
+    public var description: String {
+        let location = field.isEmpty ? file : "\(file): field '\(field)'"
+        return "error \(code.rawValue): \(location): \(problem). Fix: \(fix)"
+    }
+}
+
+extension Scenario {
+    /// Reads and validates a scenario file.
+    public static func load(path: String) throws(ScenarioError) -> (scenario: Scenario, bytes: [UInt8]) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ScenarioError(code: .unreadable, file: path, field: "",
+                                problem: "the file does not exist or cannot be read",
+                                fix: "pass the path of a readable scenario file (see Data/scenarios/)")
+        }
+        let bytes = [UInt8](data)
+        return (try decode(bytes: bytes, file: path), bytes)
+    }
+
+    /// Decodes and validates scenario JSON. `file` names the source in error messages.
+    public static func decode(bytes: [UInt8], file: String) throws(ScenarioError) -> Scenario {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch let DecodingError.dataCorrupted(context) {
+            let underlying = (context.underlyingError as NSError?)?.userInfo["NSDebugDescription"] as? String
+            throw ScenarioError(code: .malformedJSON, file: file, field: "",
+                                problem: "not valid JSON (\(underlying ?? context.debugDescription))",
+                                fix: "correct the JSON syntax; a scenario file is one JSON object")
+        } catch {
+            throw ScenarioError(code: .malformedJSON, file: file, field: "",
+                                problem: "not valid JSON (\(error))",
+                                fix: "correct the JSON syntax; a scenario file is one JSON object")
+        }
+        var reader = try FieldReader(root, path: "", file: file)
+        var scenario = Scenario()
+        scenario.name = try reader.string("name", default: scenario.name)
+        scenario.seed = try reader.unsigned("seed", default: scenario.seed, range: 0...(UInt64(1) << 53))
+        scenario.clientsCount = UInt32(try reader.unsigned(
+            "clientsCount", default: UInt64(scenario.clientsCount), range: 1...UInt64(Limits.clientsMax)))
+        scenario.partitionsCount = UInt32(try reader.unsigned(
+            "partitionsCount", default: UInt64(scenario.partitionsCount),
+            range: 1...UInt64(Limits.partitionsMax)))
+        scenario.durationSeconds = try reader.unsigned(
+            "durationSeconds", default: scenario.durationSeconds, range: 1...Limits.durationSecondsMax)
+
+        if var sub = try reader.object("workload") {
+            var w = WorkloadSpec()
+            w.writesPerMinuteOnline = try sub.number("writesPerMinuteOnline", default: w.writesPerMinuteOnline, range: 0...600)
+            w.writesPerMinuteOffline = try sub.number("writesPerMinuteOffline", default: w.writesPerMinuteOffline, range: 0...600)
+            w.objectsPerPartition = UInt32(try sub.unsigned("objectsPerPartition", default: UInt64(w.objectsPerPartition),
+                                                            range: 1...UInt64(Limits.objectsPerPartitionMax)))
+            w.keyDistribution = try sub.choice("keyDistribution", default: w.keyDistribution)
+            w.zipfExponent = try sub.number("zipfExponent", default: w.zipfExponent, range: 0...10)
+            w.erasePercent = UInt32(try sub.unsigned("erasePercent", default: UInt64(w.erasePercent), range: 0...100))
+            w.addIntegerPercent = UInt32(try sub.unsigned("addIntegerPercent", default: UInt64(w.addIntegerPercent), range: 0...100))
+            try sub.finish()
+            if w.erasePercent + w.addIntegerPercent > 100 {
+                throw ScenarioError(code: .inconsistent, file: file, field: "workload.erasePercent",
+                                    problem: "erasePercent + addIntegerPercent is \(w.erasePercent + w.addIntegerPercent), above 100",
+                                    fix: "lower one of them so that they sum to at most 100")
+            }
+            scenario.workload = w
+        }
+        if var sub = try reader.object("connectivity") {
+            var c = ConnectivitySpec()
+            c.onlineSecondsMean = try sub.number("onlineSecondsMean", default: c.onlineSecondsMean, range: 1...1e9)
+            c.offlineSecondsMean = try sub.number("offlineSecondsMean", default: c.offlineSecondsMean, range: 1...1e9)
+            try sub.finish()
+            scenario.connectivity = c
+        }
+        if var sub = try reader.object("network") {
+            var n = NetworkSpec()
+            n.latencyMillisecondsMedian = try sub.number("latencyMillisecondsMedian", default: n.latencyMillisecondsMedian, range: 0.001...600_000)
+            n.latencySigma = try sub.number("latencySigma", default: n.latencySigma, range: 0...5)
+            n.lossPerMillion = UInt32(try sub.unsigned("lossPerMillion", default: UInt64(n.lossPerMillion), range: 0...1_000_000))
+            n.reconnectSecondsMin = try sub.number("reconnectSecondsMin", default: n.reconnectSecondsMin, range: 0.001...86_400)
+            n.reconnectSecondsMax = try sub.number("reconnectSecondsMax", default: n.reconnectSecondsMax, range: 0.001...86_400)
+            try sub.finish()
+            if n.reconnectSecondsMax < n.reconnectSecondsMin {
+                throw ScenarioError(code: .inconsistent, file: file, field: "network.reconnectSecondsMax",
+                                    problem: "reconnectSecondsMax (\(n.reconnectSecondsMax)) is below reconnectSecondsMin (\(n.reconnectSecondsMin))",
+                                    fix: "make reconnectSecondsMax at least reconnectSecondsMin")
+            }
+            scenario.network = n
+        }
+        if var sub = try reader.object("clock") {
+            var c = ClockSpec()
+            c.skewMillisecondsMax = try sub.unsigned("skewMillisecondsMax", default: c.skewMillisecondsMax, range: 0...Time.timestampEpochOffsetMs)
+            try sub.finish()
+            scenario.clock = c
+        }
+        if var sub = try reader.object("server") {
+            var s = ServerSpec()
+            s.backupIntervalSeconds = try sub.unsigned("backupIntervalSeconds", default: s.backupIntervalSeconds, range: 0...Limits.durationSecondsMax)
+            try sub.finish()
+            scenario.server = s
+        }
+        if var sub = try reader.object("healing") {
+            var h = HealingSpec()
+            h.secondsMax = try sub.unsigned("secondsMax", default: h.secondsMax, range: 1...Limits.healingSecondsMax)
+            try sub.finish()
+            scenario.healing = h
+        }
+        if let items = try reader.array("faults") {
+            guard items.count <= Limits.faultsMax else {
+                throw ScenarioError(code: .outOfRange, file: file, field: "faults",
+                                    problem: "\(items.count) faults, more than \(Limits.faultsMax)",
+                                    fix: "schedule at most \(Limits.faultsMax) faults")
+            }
+            for (index, item) in items.enumerated() {
+                var sub = try FieldReader(item, path: "faults[\(index)]", file: file)
+                let kind: FaultKind = try sub.choice("kind", default: nil)
+                let at = try sub.unsigned("atSeconds", default: nil, range: 0...Limits.durationSecondsMax)
+                try sub.finish()
+                if at >= scenario.durationSeconds {
+                    throw ScenarioError(code: .outOfRange, file: file, field: "faults[\(index)].atSeconds",
+                                        problem: "\(at) is not before the end of the run (durationSeconds = \(scenario.durationSeconds))",
+                                        fix: "schedule faults inside the run, or lengthen durationSeconds")
+                }
+                scenario.faults.append(FaultSpec(kind: kind, atSeconds: at))
+            }
+        }
+        try reader.finish()
+        return scenario
+    }
+}
+
+/// Reads fields of one JSON object, remembering which were consumed so that unknown (often
+/// misspelt) fields are reported instead of silently ignored.
+struct FieldReader {
+    let object: [String: JSONValue]
+    let path: String
+    let file: String
+    var consumed: Set<String> = []
+
+    init(_ value: JSONValue, path: String, file: String) throws(ScenarioError) {
+        guard case .object(let object) = value else {
+            throw ScenarioError(code: .wrongType, file: file, field: path.isEmpty ? "(top level)" : path,
+                                problem: "expected a JSON object", fix: "write it as { ... }")
+        }
+        self.object = object
+        self.path = path
+        self.file = file
+    }
+
+    func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func wrongType(_ key: String, _ expected: String) -> ScenarioError {
+        ScenarioError(code: .wrongType, file: file, field: name(key),
+                      problem: "expected \(expected)", fix: "give \(expected) (see README, \"Scenario format\")")
+    }
+
+    mutating func raw(_ key: String) -> JSONValue? {
+        consumed.insert(key)
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    mutating func string(_ key: String, default fallback: String) throws(ScenarioError) -> String {
+        guard let value = raw(key) else { return fallback }
+        guard case .string(let string) = value else { throw wrongType(key, "a string") }
+        return string
+    }
+
+    mutating func number(_ key: String, default fallback: Double, range: ClosedRange<Double>) throws(ScenarioError) -> Double {
+        guard let value = raw(key) else { return fallback }
+        guard case .number(let double) = value else { throw wrongType(key, "a number") }
+        guard double.isFinite, range.contains(double) else {
+            throw ScenarioError(code: .outOfRange, file: file, field: name(key),
+                                problem: "\(double) is outside \(range.lowerBound)...\(range.upperBound)",
+                                fix: "give a value between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return double
+    }
+
+    mutating func unsigned(_ key: String, default fallback: UInt64?, range: ClosedRange<UInt64>) throws(ScenarioError) -> UInt64 {
+        guard let value = raw(key) else {
+            if let fallback { return fallback }
+            throw ScenarioError(code: .wrongType, file: file, field: name(key),
+                                problem: "the field is required", fix: "add \"\(key)\": <whole number>")
+        }
+        guard case .number(let double) = value else { throw wrongType(key, "a whole number") }
+        guard double.rounded() == double else { throw wrongType(key, "a whole number") }
+        guard double >= 0, double <= Double(range.upperBound), let whole = UInt64(exactly: double),
+              range.contains(whole) else {
+            throw ScenarioError(code: .outOfRange, file: file, field: name(key),
+                                problem: "\(formatNumber(double)) is outside \(range.lowerBound)...\(range.upperBound)",
+                                fix: "give a whole number between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return whole
+    }
+
+    mutating func choice<T: RawRepresentable & CaseIterable>(_ key: String, default fallback: T?) throws(ScenarioError) -> T
+    where T.RawValue == String {
+        let allowed = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        guard let value = raw(key) else {
+            if let fallback { return fallback }
+            throw ScenarioError(code: .wrongType, file: file, field: name(key),
+                                problem: "the field is required", fix: "add \"\(key)\": one of \(allowed)")
+        }
+        guard case .string(let string) = value else { throw wrongType(key, "one of \(allowed)") }
+        guard let parsed = T(rawValue: string) else {
+            throw ScenarioError(code: .outOfRange, file: file, field: name(key),
+                                problem: "\"\(string)\" is not a known value", fix: "use one of \(allowed)")
+        }
+        return parsed
+    }
+
+    mutating func object(_ key: String) throws(ScenarioError) -> FieldReader? {
+        guard let value = raw(key) else { return nil }
+        return try FieldReader(value, path: name(key), file: file)
+    }
+
+    mutating func array(_ key: String) throws(ScenarioError) -> [JSONValue]? {
+        guard let value = raw(key) else { return nil }
+        guard case .array(let array) = value else { throw wrongType(key, "an array") }
+        return array
+    }
+
+    /// Reports the first unknown field, in sorted order so the message is deterministic.
+    func finish() throws(ScenarioError) {
+        let unknown = object.keys.filter { !consumed.contains($0) }.sorted()
+        if let first = unknown.first {
+            let known = consumed.sorted().joined(separator: ", ")
+            throw ScenarioError(code: .unknownField, file: file, field: name(first),
+                                problem: "unknown field", fix: "remove it or correct its spelling; known fields here: \(known)")
+        }
+    }
+}
+
+/// A JSON value that keeps booleans and numbers apart (Foundation's `JSONSerialization` on
+/// Linux does not). Integers up to 2^53 are exact as `Double`; larger seeds are rejected by range.
+enum JSONValue: Decodable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null; return }
+        if let value = try? container.decode(Bool.self) { self = .bool(value); return }
+        if let value = try? container.decode(Double.self) { self = .number(value); return }
+        if let value = try? container.decode(String.self) { self = .string(value); return }
+        if let value = try? container.decode([JSONValue].self) { self = .array(value); return }
+        self = .object(try container.decode([String: JSONValue].self))
+    }
+}
+
+func formatNumber(_ value: Double) -> String {
+    value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+}

@@ -1,0 +1,98 @@
+//! A scenario: everything a run needs besides its seed. Decoded from JSON (see
+//! `Scenario+Decoding.swift`); every field has a unit in its name and a documented default.
+
+public enum KeyDistribution: String, Sendable, CaseIterable {
+    case uniform
+    case zipf
+}
+
+public enum FaultKind: String, Sendable, CaseIterable {
+    /// The server is rolled back to its latest backup.
+    case restoreFromBackup
+    /// Sync is terminated and re-enabled: history and client files are wiped, data stays.
+    case terminateSync
+}
+
+public struct FaultSpec: Sendable, Equatable {
+    public var kind: FaultKind
+    public var atSeconds: UInt64
+    public init(kind: FaultKind, atSeconds: UInt64) {
+        self.kind = kind
+        self.atSeconds = atSeconds
+    }
+}
+
+public struct WorkloadSpec: Sendable, Equatable {
+    /// Poisson write arrivals per simulated minute while the client is online.
+    public var writesPerMinuteOnline = 1.0
+    /// Poisson write arrivals per simulated minute while offline (offline-first apps write).
+    public var writesPerMinuteOffline = 0.2
+    /// Objects per partition: the key space writes choose from.
+    public var objectsPerPartition: UInt32 = 1_000
+    public var keyDistribution = KeyDistribution.uniform
+    /// Zipf exponent s (P(k) ∝ 1/k^s) when `keyDistribution` is zipf.
+    public var zipfExponent = 0.99
+    /// Of writes to an existing object: percent that erase it.
+    public var erasePercent: UInt32 = 10
+    /// Of writes to an existing object: percent that add to its counter (AddInteger).
+    public var addIntegerPercent: UInt32 = 10
+    public init() {}
+}
+
+public struct ConnectivitySpec: Sendable, Equatable {
+    /// Mean of the exponential online periods, seconds.
+    public var onlineSecondsMean = 1_800.0
+    /// Mean of the exponential offline periods, seconds.
+    public var offlineSecondsMean = 1_800.0
+    public init() {}
+}
+
+public struct NetworkSpec: Sendable, Equatable {
+    /// Median one-way latency, milliseconds (lognormal: zeta = ln(median)).
+    public var latencyMillisecondsMedian = 50.0
+    /// Lognormal sigma of the latency.
+    public var latencySigma = 0.5
+    /// Messages lost per million; a lost message breaks the connection.
+    public var lossPerMillion: UInt32 = 100
+    /// Reconnect back-off after a broken connection or a server restart: first delay, seconds
+    /// (doubling per consecutive failure up to `reconnectSecondsMax`, minus up to 25 % jitter).
+    public var reconnectSecondsMin = 1.0
+    public var reconnectSecondsMax = 300.0
+    public init() {}
+}
+
+public struct ClockSpec: Sendable, Equatable {
+    /// Each client's clock is offset by a fixed skew drawn uniformly in ±this, milliseconds.
+    public var skewMillisecondsMax: UInt64 = 0
+    public init() {}
+}
+
+public struct ServerSpec: Sendable, Equatable {
+    /// A backup (snapshot of state, history and client files) every this many seconds; 0 = none.
+    public var backupIntervalSeconds: UInt64 = 21_600
+    public init() {}
+}
+
+public struct HealingSpec: Sendable, Equatable {
+    /// After the run: faults off, every client online, until quiet. Fails past this bound.
+    public var secondsMax: UInt64 = 3_600
+    public init() {}
+}
+
+public struct Scenario: Sendable, Equatable {
+    public var name = "unnamed"
+    /// The seed used when the command line gives none.
+    public var seed: UInt64 = 1
+    public var clientsCount: UInt32 = 1_000
+    /// Server files; client i syncs partition i mod partitionsCount.
+    public var partitionsCount: UInt32 = 100
+    public var durationSeconds: UInt64 = 86_400
+    public var workload = WorkloadSpec()
+    public var connectivity = ConnectivitySpec()
+    public var network = NetworkSpec()
+    public var clock = ClockSpec()
+    public var server = ServerSpec()
+    public var faults: [FaultSpec] = []
+    public var healing = HealingSpec()
+    public init() {}
+}

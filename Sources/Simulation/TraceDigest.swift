@@ -1,0 +1,26 @@
+//! A running digest of the event trace. Every processed event and every notable outcome is
+//! folded in; two runs with the same seed and scenario must end with the same digest.
+
+import Randomness
+
+public struct TraceDigest: Sendable, Equatable {
+    public private(set) var value: UInt64 = 0x5359_4E43_5349_4D31  // "SYNCSIM1"
+
+    public init() {}
+
+    @inline(__always)
+    public mutating func fold(_ word: UInt64) {
+        value = splitMix64(value ^ word) &+ 0x9E37_79B9
+    }
+
+    @inline(__always)
+    public mutating func fold(_ a: UInt64, _ b: UInt64) {
+        fold(a)
+        fold(b)
+    }
+
+    public var hex: String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

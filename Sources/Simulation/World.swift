@@ -1,0 +1,569 @@
+//! The world: one seed, one clock, one event queue, a restorable server of many files, and many
+//! clients. It steps events in (time, sequence) order on one thread and is the only place where
+//! the actions of the sans-IO server and client state machines are carried out.
+//!
+//! Modelling choices (see README "Architecture"):
+//! - A connection is FIFO in each direction (delivery times never overtake each other).
+//! - A lost message breaks the connection at once on both ends; the client reconnects after an
+//!   exponential back-off with jitter, like the SDK's resumption delay.
+//! - The server notices a client going offline at once (a clean TCP close).
+//! - A client starts writing only after its first download (asyncOpen-style first sync).
+
+import MergeCore
+import Randomness
+import SyncEngine
+
+/// A message in flight, referenced from an event by its slab slot.
+enum InFlight: Sendable {
+    case toServer(ClientMessage)
+    case toClient(ServerMessage)
+}
+
+/// The server's view of one client's session.
+struct ServerSession: Sendable {
+    var active = false
+    var ident: UInt64 = 0
+    /// What the server has sent so far in this session.
+    var cursor = DownloadCursor.zero
+}
+
+struct ClientSlot {
+    var sync: SyncClient
+    let partition: UInt32
+    var online = false
+    /// Bumped whenever the connection breaks; messages of older connections are dropped.
+    var epoch: UInt32 = 0
+    var writeGeneration: UInt32 = 0
+    var writing = false
+    var toServerFreeAt: UInt64 = 0
+    var toClientFreeAt: UInt64 = 0
+    var server = ServerSession()
+    var backoffFailures: UInt32 = 0
+    let skewMs: Int64
+    var counters = ClientCounters()
+}
+
+/// Deterministic per-client counters.
+public struct ClientCounters: Sendable, Equatable {
+    public var writesMade: UInt64 = 0
+    public var resets: UInt64 = 0
+    /// Indexed by `ResetCause.allCases` order.
+    public var resetsByCause = [UInt64](repeating: 0, count: ResetCause.allCases.count)
+    public var messagesLost: UInt64 = 0
+    public var connections: UInt64 = 0
+    public init() {}
+}
+
+/// Why a client reset, as counted in the results. The protocol codes, plus integration failures.
+public enum ResetCause: UInt16, CaseIterable, Sendable {
+    case badClientFileIdent = 208
+    case badServerVersion = 209
+    case badClientVersion = 210
+    case divergingHistories = 211
+    case badChangeset = 212
+    case clientFileExpired = 222
+
+    init(_ code: ProtocolErrorCode) {
+        self = ResetCause(rawValue: code.rawValue)!
+    }
+
+    var index: Int { ResetCause.allCases.firstIndex(of: self)! }
+}
+
+struct Backup {
+    var files: ContiguousArray<ServerFile>
+    var integratedLogCount: Int
+    var takenAt: UInt64
+}
+
+public final class World {
+    public let scenario: Scenario
+    public let seed: UInt64
+    public private(set) var now: UInt64 = 0
+    public private(set) var digest = TraceDigest()
+    public private(set) var eventsProcessed: UInt64 = 0
+    public private(set) var ledger = Ledger()
+    public private(set) var healing = false
+
+    var queue = EventQueue()
+    var servers: ContiguousArray<ServerFile>
+    var backup: Backup?
+    var clients: ContiguousArray<ClientSlot>
+    var partitionMembers: [[UInt32]]
+    var transformer = Transformer()
+    let workload: WorkloadGenerator
+
+    let workloadStreams: [RandomStream]
+    let connectivityStreams: [RandomStream]
+    let networkStreams: [RandomStream]
+    let serverStream: RandomStream
+
+    var messages: ContiguousArray<InFlight?> = []
+    /// Messages sent and not yet delivered (or dropped on arrival).
+    var messagesInFlight = 0
+    /// Reconnect timers scheduled and not yet fired. With `messagesInFlight`, this defines
+    /// quiescence during healing: stale timers (writes, connectivity) may still be queued.
+    var reconnectsPending = 0
+    var freeSlots: ContiguousArray<UInt32> = []
+    /// Writes in the order the server integrated them (for rolling back to a backup).
+    var integratedLog: ContiguousArray<UInt64> = []
+
+    var counters = WorldCounters()
+    var failures: [String] = []
+    /// Called after each event; tests use it to observe the world (nil in normal runs).
+    public var observer: ((World, Event) -> Void)?
+
+    /// Stream domains. Never renumber: they decide every draw.
+    enum StreamDomain: UInt64 {
+        case workload = 1
+        case connectivity = 2
+        case network = 3
+        case server = 10
+        case setup = 11
+    }
+
+    public init(scenario: Scenario, seed: UInt64) {
+        precondition(scenario.clientsCount >= 1 && scenario.clientsCount <= Limits.clientsMax,
+                     "clientsCount outside 1...Limits.clientsMax")
+        precondition(scenario.partitionsCount >= 1, "at least one partition")
+        self.scenario = scenario
+        self.seed = seed
+        workload = WorkloadGenerator(spec: scenario.workload)
+        let count = Int(scenario.clientsCount)
+        workloadStreams = (0..<count).map { RandomStream(seed: seed, id: StreamID(domain: StreamDomain.workload.rawValue, index: UInt64($0))) }
+        connectivityStreams = (0..<count).map { RandomStream(seed: seed, id: StreamID(domain: StreamDomain.connectivity.rawValue, index: UInt64($0))) }
+        networkStreams = (0..<count).map { RandomStream(seed: seed, id: StreamID(domain: StreamDomain.network.rawValue, index: UInt64($0))) }
+        serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
+
+        let schema = WorkloadSchema.initialReplica()
+        servers = []
+        for _ in 0..<scenario.partitionsCount {
+            servers.append(ServerFile(initialState: schema, baseSalt: World.salt(serverStream)))
+        }
+        partitionMembers = Array(repeating: [], count: Int(scenario.partitionsCount))
+        clients = []
+        clients.reserveCapacity(count)
+        for index in 0..<count {
+            let partition = UInt32(index % Int(scenario.partitionsCount))
+            let setup = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.setup.rawValue, index: UInt64(index)))
+            let skewMax = scenario.clock.skewMillisecondsMax
+            let skew = skewMax == 0 ? 0 : Int64(setup.uniformInt(below: 2 * skewMax + 1)) - Int64(skewMax)
+            clients.append(ClientSlot(sync: SyncClient(initialState: schema), partition: partition, skewMs: skew))
+            partitionMembers[Int(partition)].append(UInt32(index))
+        }
+    }
+
+    static func salt(_ stream: RandomStream) -> UInt64 {
+        // 63-bit salts, as in the reference; never zero.
+        (UInt64(stream.next32() & 0x7FFF_FFFF) << 32 | UInt64(stream.next32())) | 1
+    }
+
+    // MARK: - Running
+
+    /// Runs the scenario to its end, then heals until quiet, then checks convergence.
+    public func run() -> RunResult {
+        start()
+        let end = Time.nanoseconds(seconds: Double(scenario.durationSeconds))
+        queue.schedule(at: end, .healingStart)
+        let healingLimit = end + Time.nanoseconds(seconds: Double(scenario.healing.secondsMax))
+        while let event = queue.popNext() {
+            precondition(event.time >= now, "time went backwards")
+            if healing, event.time > healingLimit {
+                failures.append("not quiescent \(scenario.healing.secondsMax) s after healing began (\(queue.count + 1) events pending)")
+                break
+            }
+            now = event.time
+            step(event)
+            observer?(self, event)
+            if healing, messagesInFlight == 0, reconnectsPending == 0 { break }
+            if eventsProcessed >= Limits.eventsMax {
+                failures.append("more than Limits.eventsMax events")
+                break
+            }
+        }
+        return finish(healingStartedAt: end)
+    }
+
+    /// Schedules the initial events: connectivity, backups and faults.
+    public func start() {
+        let onMean = scenario.connectivity.onlineSecondsMean
+        let offMean = scenario.connectivity.offlineSecondsMean
+        for index in clients.indices {
+            let stream = connectivityStreams[index]
+            // Start in the stationary state: online with probability on / (on + off).
+            let online = stream.uniform() < onMean / (onMean + offMean)
+            let first = Time.nanoseconds(seconds: stream.exponential(mean: online ? onMean : offMean))
+            if online { goOnline(UInt32(index)) }
+            queue.schedule(at: first, .connectivityChange, subject: UInt32(index))
+        }
+        if scenario.server.backupIntervalSeconds > 0 {
+            takeBackup()
+            queue.schedule(at: Time.nanoseconds(seconds: Double(scenario.server.backupIntervalSeconds)), .serverBackup)
+        }
+        for (index, fault) in scenario.faults.enumerated() {
+            queue.schedule(at: Time.nanoseconds(seconds: Double(fault.atSeconds)), .fault, subject: UInt32(index))
+        }
+    }
+
+    func step(_ event: Event) {
+        eventsProcessed += 1
+        digest.fold(event.time, UInt64(event.kind.rawValue) << 32 | UInt64(event.subject))
+        switch event.kind {
+        case .clientWrite: clientWrite(event)
+        case .connectivityChange: connectivityChange(event)
+        case .deliverToServer: deliverToServer(event)
+        case .deliverToClient: deliverToClient(event)
+        case .reconnect: reconnect(event)
+        case .serverBackup:
+            takeBackup()
+            if !healing {
+                queue.schedule(at: now + Time.nanoseconds(seconds: Double(scenario.server.backupIntervalSeconds)), .serverBackup)
+            }
+        case .fault: fault(scenario.faults[Int(event.subject)])
+        case .healingStart: startHealing()
+        }
+    }
+
+    // MARK: - Clients
+
+    func clientWrite(_ event: Event) {
+        let client = Int(event.subject)
+        guard !healing, event.generation == clients[client].writeGeneration else { return }
+        let instructions = workload.nextWrite(replica: clients[client].sync.replica, stream: workloadStreams[client])
+        let writeID = ledger.recordWrite(client: UInt32(client))
+        clients[client].counters.writesMade += 1
+        let timestamp = UInt64(Int64(now / Time.nanosecondsPerMillisecond) + Int64(Time.timestampEpochOffsetMs) + clients[client].skewMs)
+        do {
+            if let upload = try clients[client].sync.write(instructions, timestampMs: timestamp, writeID: writeID) {
+                sendToServer(UInt32(client), upload)
+            }
+        } catch {
+            failures.append("client \(client): a local write failed to apply: \(error)")
+        }
+        scheduleNextWrite(UInt32(client))
+    }
+
+    func scheduleNextWrite(_ client: UInt32) {
+        let slot = Int(client)
+        let rate = clients[slot].online ? scenario.workload.writesPerMinuteOnline : scenario.workload.writesPerMinuteOffline
+        guard rate > 0, clients[slot].writing else { return }
+        let delay = Time.nanoseconds(seconds: workloadStreams[slot].exponential(mean: 60.0 / rate))
+        queue.schedule(at: now + delay, .clientWrite, subject: client, generation: clients[slot].writeGeneration)
+    }
+
+    /// A write rate change: Poisson arrivals are memoryless, so the pending arrival is replaced.
+    func restartWrites(_ client: UInt32) {
+        clients[Int(client)].writeGeneration &+= 1
+        scheduleNextWrite(client)
+    }
+
+    func connectivityChange(_ event: Event) {
+        guard !healing else { return }
+        let client = Int(event.subject)
+        let stream = connectivityStreams[client]
+        if clients[client].online {
+            goOffline(event.subject)
+            let next = Time.nanoseconds(seconds: stream.exponential(mean: scenario.connectivity.offlineSecondsMean))
+            queue.schedule(at: now + next, .connectivityChange, subject: event.subject)
+        } else {
+            goOnline(event.subject)
+            let next = Time.nanoseconds(seconds: stream.exponential(mean: scenario.connectivity.onlineSecondsMean))
+            queue.schedule(at: now + next, .connectivityChange, subject: event.subject)
+        }
+        restartWrites(event.subject)
+    }
+
+    func goOnline(_ client: UInt32) {
+        clients[Int(client)].online = true
+        if clients[Int(client)].sync.session == .disconnected { connect(client) }
+    }
+
+    func goOffline(_ client: UInt32) {
+        clients[Int(client)].online = false
+        dropConnection(client)
+    }
+
+    func connect(_ client: UInt32) {
+        let message = clients[Int(client)].sync.connect()
+        clients[Int(client)].counters.connections += 1
+        sendToServer(client, message)
+    }
+
+    /// Both ends forget the connection; messages still in flight on it are dropped on arrival.
+    func dropConnection(_ client: UInt32) {
+        let slot = Int(client)
+        clients[slot].sync.disconnect()
+        clients[slot].epoch &+= 1
+        clients[slot].server = ServerSession()
+    }
+
+    func breakConnectionAndRetry(_ client: UInt32) {
+        dropConnection(client)
+        let slot = Int(client)
+        guard clients[slot].online else { return }
+        let failures = min(clients[slot].backoffFailures, 20)
+        clients[slot].backoffFailures += 1
+        let base = min(scenario.network.reconnectSecondsMax,
+                       scenario.network.reconnectSecondsMin * Double(UInt64(1) << failures))
+        let jitter = 1.0 - 0.25 * networkStreams[slot].uniform()
+        reconnectsPending += 1
+        queue.schedule(at: now + Time.nanoseconds(seconds: base * jitter), .reconnect, subject: client)
+    }
+
+    func reconnect(_ event: Event) {
+        reconnectsPending -= 1
+        let client = Int(event.subject)
+        guard clients[client].online, clients[client].sync.session == .disconnected else { return }
+        connect(event.subject)
+    }
+
+    // MARK: - Network
+
+    func allocate(_ message: InFlight) -> UInt32 {
+        messagesInFlight += 1
+        if let slot = freeSlots.popLast() {
+            messages[Int(slot)] = message
+            return slot
+        }
+        precondition(messages.count < Limits.messagesInFlightMax, "messages in flight beyond Limits.messagesInFlightMax")
+        messages.append(message)
+        return UInt32(messages.count - 1)
+    }
+
+    func take(_ slot: UInt32) -> InFlight {
+        let message = messages[Int(slot)]!
+        messages[Int(slot)] = nil
+        freeSlots.append(slot)
+        messagesInFlight -= 1
+        return message
+    }
+
+    /// One-way latency: lognormal around the median, FIFO per direction.
+    func latency(_ client: Int) -> UInt64 {
+        let spec = scenario.network
+        let ms = networkStreams[client].lognormal(zeta: log(spec.latencyMillisecondsMedian), sigma: spec.latencySigma)
+        return Time.nanoseconds(seconds: ms / 1000)
+    }
+
+    func lost(_ client: Int) -> Bool {
+        guard !healing, scenario.network.lossPerMillion > 0 else { return false }
+        return networkStreams[client].chance(UInt64(scenario.network.lossPerMillion), outOf: 1_000_000)
+    }
+
+    func sendToServer(_ client: UInt32, _ message: ClientMessage) {
+        let slot = Int(client)
+        if lost(slot) {
+            clients[slot].counters.messagesLost += 1
+            counters.messagesLost += 1
+            breakConnectionAndRetry(client)
+            return
+        }
+        let at = max(now + latency(slot), clients[slot].toServerFreeAt)
+        clients[slot].toServerFreeAt = at
+        queue.schedule(at: at, .deliverToServer, subject: client, slot: allocate(.toServer(message)),
+                       generation: clients[slot].epoch)
+    }
+
+    func sendToClient(_ client: UInt32, _ message: ServerMessage) {
+        let slot = Int(client)
+        if lost(slot) {
+            clients[slot].counters.messagesLost += 1
+            counters.messagesLost += 1
+            breakConnectionAndRetry(client)
+            return
+        }
+        let at = max(now + latency(slot), clients[slot].toClientFreeAt)
+        clients[slot].toClientFreeAt = at
+        queue.schedule(at: at, .deliverToClient, subject: client, slot: allocate(.toClient(message)),
+                       generation: clients[slot].epoch)
+    }
+
+    // MARK: - Server
+
+    func deliverToServer(_ event: Event) {
+        guard case .toServer(let message) = take(event.slot) else { preconditionFailure("slot holds a server message") }
+        let client = event.subject
+        let slot = Int(client)
+        guard event.generation == clients[slot].epoch else { return }
+        let partition = Int(clients[slot].partition)
+        switch message {
+        case .requestFreshCopy:
+            let copy = servers[partition].allocateFreshCopy(fileSalt: World.salt(serverStream))
+            clients[slot].server = ServerSession(
+                active: true, ident: copy.file.ident,
+                cursor: DownloadCursor(serverVersion: copy.latest.version, lastIntegratedClientVersion: 0))
+            digest.fold(0xF0, copy.file.ident)
+            sendToClient(client, .freshCopy(copy))
+        case .ident(let ident):
+            if let error = servers[partition].checkIdent(ident) {
+                digest.fold(0xE0, UInt64(error.code.rawValue))
+                sendToClient(client, .error(error))
+                return
+            }
+            clients[slot].server = ServerSession(active: true, ident: ident.file.ident, cursor: ident.download)
+            pushDownload(to: client, partition: partition, evenIfEmpty: true)
+        case .upload(let entries):
+            guard clients[slot].server.active else { return }
+            counters.uploads += 1
+            let serverStream = self.serverStream
+            let outcome = servers[partition].integrate(
+                upload: entries, from: clients[slot].server.ident, transformer: &transformer,
+                nextSalt: { World.salt(serverStream) })
+            for write in outcome.integratedWriteIDs {
+                ledger.markSynced(write)
+                integratedLog.append(write)
+            }
+            counters.changesetsIntegrated += UInt64(outcome.integratedWriteIDs.count)
+            digest.fold(servers[partition].currentVersion, UInt64(outcome.duplicatesSkipped))
+            if let error = outcome.error {
+                failures.append("server refused an upload from client \(client) with \(error.code.rawValue) \(error.code.name)")
+                sendToClient(client, .error(error))
+            }
+            for member in partitionMembers[partition] {
+                pushDownload(to: member, partition: partition, evenIfEmpty: false)
+            }
+        }
+    }
+
+    /// Sends a client whatever history it has not been sent in this session.
+    func pushDownload(to client: UInt32, partition: Int, evenIfEmpty: Bool) {
+        let slot = Int(client)
+        let session = clients[slot].server
+        guard session.active else { return }
+        guard evenIfEmpty || session.cursor.serverVersion < servers[partition].currentVersion else { return }
+        let download = servers[partition].download(for: session.ident, after: session.cursor)
+        clients[slot].server.cursor = download.cursor
+        counters.downloads += 1
+        sendToClient(client, .download(download))
+    }
+
+    func deliverToClient(_ event: Event) {
+        guard case .toClient(let message) = take(event.slot) else { preconditionFailure("slot holds a client message") }
+        let client = event.subject
+        let slot = Int(client)
+        guard event.generation == clients[slot].epoch else { return }
+        let reaction = clients[slot].sync.receive(message, transformer: &transformer)
+        if let cause = reaction.resetStarted {
+            digest.fold(0xC0 | UInt64(client) << 8, UInt64(cause.rawValue))
+            if reaction.integrationFailure {
+                failures.append("client \(client) could not integrate a download (merge or apply failed)")
+            }
+        }
+        if let cause = reaction.resetCompleted {
+            let resetCause = ResetCause(cause)
+            clients[slot].counters.resets += 1
+            clients[slot].counters.resetsByCause[resetCause.index] += 1
+            counters.resets += 1
+            digest.fold(0xCC | UInt64(client) << 8, UInt64(cause.rawValue))
+        }
+        for write in reaction.discardedWriteIDs { ledger.markDiscarded(write) }
+        if clients[slot].sync.session == .active {
+            clients[slot].backoffFailures = 0
+            if !clients[slot].writing && !healing {
+                clients[slot].writing = true
+                restartWrites(client)
+            }
+        }
+        if case .error = message, clients[slot].sync.session == .disconnected {
+            breakConnectionAndRetry(client)
+            return
+        }
+        if let send = reaction.send { sendToServer(client, send) }
+    }
+
+    // MARK: - Backups and faults
+
+    func takeBackup() {
+        backup = Backup(files: servers, integratedLogCount: integratedLog.count, takenAt: now)
+        counters.backups += 1
+    }
+
+    func fault(_ fault: FaultSpec) {
+        guard !healing else { return }
+        digest.fold(0xFA, UInt64(fault.kind == .restoreFromBackup ? 1 : 2))
+        switch fault.kind {
+        case .restoreFromBackup:
+            guard let backup else {
+                counters.restoresSkippedNoBackup += 1
+                return
+            }
+            counters.restores += 1
+            servers = backup.files
+            rollBackLedger(toLogCount: backup.integratedLogCount)
+        case .terminateSync:
+            counters.terminations += 1
+            for index in servers.indices {
+                servers[index].terminateAndReenable(baseSalt: World.salt(serverStream))
+            }
+        }
+        // The server restarted: every session ends, and clients reconnect after a back-off.
+        for index in clients.indices where clients[index].sync.session != .disconnected {
+            breakConnectionAndRetry(UInt32(index))
+        }
+    }
+
+    func rollBackLedger(toLogCount count: Int) {
+        guard count < integratedLog.count else { return }
+        for position in count..<integratedLog.count {
+            let write = integratedLog[position]
+            let owner = Int(ledger.owner(of: write))
+            let stillUnsynced = clients[owner].sync.unsynced.contains { $0.writeID == write }
+            ledger.markRolledBack(write, stillUnsyncedOnClient: stillUnsynced)
+        }
+        integratedLog.removeLast(integratedLog.count - count)
+    }
+
+    // MARK: - Healing and checks
+
+    func startHealing() {
+        healing = true
+        for index in clients.indices {
+            clients[index].writeGeneration &+= 1
+            clients[index].online = true
+            if clients[index].sync.session == .disconnected { connect(UInt32(index)) }
+        }
+    }
+
+    func finish(healingStartedAt healingStart: UInt64) -> RunResult {
+        var divergent: [UInt32] = []
+        let serverDigests = servers.map { $0.state.contentDigest() }
+        for index in clients.indices {
+            let client = clients[index]
+            let converged = client.sync.session == .active && client.sync.unsynced.isEmpty
+                && client.sync.replica.contentDigest() == serverDigests[Int(client.partition)]
+            if !converged { divergent.append(UInt32(index)) }
+        }
+        for value in serverDigests { digest.fold(value) }
+        let totals = ledger.totals()
+        if totals[Int(WriteState.pending.rawValue)] > 0 {
+            failures.append("\(totals[0]) writes still pending after healing")
+        }
+        if ledger.violations > 0 {
+            failures.append("ledger: \(ledger.violations) impossible transitions; first: \(ledger.firstViolation ?? "?")")
+        }
+        if !divergent.isEmpty {
+            failures.append("\(divergent.count) clients did not converge to the server (first: client \(divergent[0]))")
+        }
+        return RunResult(world: self, healingStartedAt: healingStart, divergentClients: divergent,
+                         ledgerTotals: totals)
+    }
+}
+
+/// World-wide deterministic counters.
+public struct WorldCounters: Sendable, Equatable {
+    public var uploads: UInt64 = 0
+    public var downloads: UInt64 = 0
+    public var changesetsIntegrated: UInt64 = 0
+    public var messagesLost: UInt64 = 0
+    public var resets: UInt64 = 0
+    public var backups: UInt64 = 0
+    public var restores: UInt64 = 0
+    public var restoresSkippedNoBackup: UInt64 = 0
+    public var terminations: UInt64 = 0
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

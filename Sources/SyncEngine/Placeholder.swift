@@ -1,1 +1,0 @@
-// placeholder: module under construction

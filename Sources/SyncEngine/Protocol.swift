@@ -1,0 +1,159 @@
+//! Protocol messages between a client file and the server (REALM-SEMANTICS §3.1), reduced to
+//! what SyncSim models: IDENT (which here also carries BIND), UPLOAD, DOWNLOAD, a fresh-copy
+//! request for client resets, and ERROR.
+
+import MergeCore
+
+/// A server version with its salt. Each server version has a random 63-bit salt drawn from the
+/// server's stream, so a server restored from a backup that re-advances to the same version
+/// number is told apart by the salt (error 211).
+public struct SaltedVersion: Hashable, Sendable {
+    public var version: UInt64
+    public var salt: UInt64
+    public init(version: UInt64, salt: UInt64) {
+        self.version = version
+        self.salt = salt
+    }
+    public static let zero = SaltedVersion(version: 0, salt: 0)
+}
+
+/// A client file identity as allocated by the server.
+public struct SaltedFileIdent: Hashable, Sendable {
+    public var ident: UInt64
+    public var salt: UInt64
+    public init(ident: UInt64, salt: UInt64) {
+        self.ident = ident
+        self.salt = salt
+    }
+}
+
+/// The download cursor: the server version the client has integrated, and the last of its own
+/// client versions that the server had integrated at that server version.
+public struct DownloadCursor: Hashable, Sendable {
+    public var serverVersion: UInt64
+    public var lastIntegratedClientVersion: UInt64
+    public init(serverVersion: UInt64, lastIntegratedClientVersion: UInt64) {
+        self.serverVersion = serverVersion
+        self.lastIntegratedClientVersion = lastIntegratedClientVersion
+    }
+    public static let zero = DownloadCursor(serverVersion: 0, lastIntegratedClientVersion: 0)
+}
+
+/// One changeset in an UPLOAD. `writeID` is simulator bookkeeping (the write ledger), not part
+/// of the modelled protocol; the server stores it beside the history entry it produces.
+public struct UploadEntry: Sendable {
+    public var changeset: Changeset
+    public var writeID: UInt64
+    public init(changeset: Changeset, writeID: UInt64) {
+        self.changeset = changeset
+        self.writeID = writeID
+    }
+}
+
+/// One changeset in a DOWNLOAD. `changeset.version` is the server version it produced and
+/// `changeset.lastIntegratedRemoteVersion` is, for the receiving client, the last of its own
+/// client versions that the server had integrated before this entry.
+public typealias DownloadEntry = Changeset
+
+/// A message from a client to the server.
+public enum ClientMessage: Sendable {
+    /// Ask for a new client file ident and a fresh copy of the server state (first open, or a
+    /// client reset's fresh download).
+    case requestFreshCopy
+    /// Resume syncing an existing client file.
+    case ident(IdentMessage)
+    case upload(ContiguousArray<UploadEntry>)
+}
+
+public struct IdentMessage: Sendable {
+    public var file: SaltedFileIdent
+    public var download: DownloadCursor
+    public var latestServerVersion: SaltedVersion
+    public init(file: SaltedFileIdent, download: DownloadCursor, latestServerVersion: SaltedVersion) {
+        self.file = file
+        self.download = download
+        self.latestServerVersion = latestServerVersion
+    }
+}
+
+/// A message from the server to a client.
+public enum ServerMessage: Sendable {
+    /// A fresh copy: a new file ident and the server state at `latest`.
+    case freshCopy(FreshCopy)
+    case download(DownloadMessage)
+    case error(ProtocolError)
+}
+
+public struct FreshCopy: Sendable {
+    public var file: SaltedFileIdent
+    public var latest: SaltedVersion
+    public var state: Replica
+    public init(file: SaltedFileIdent, latest: SaltedVersion, state: Replica) {
+        self.file = file
+        self.latest = latest
+        self.state = state
+    }
+}
+
+public struct DownloadMessage: Sendable {
+    /// The cursor after integrating `entries`.
+    public var cursor: DownloadCursor
+    public var latest: SaltedVersion
+    public var entries: ContiguousArray<DownloadEntry>
+    public init(cursor: DownloadCursor, latest: SaltedVersion, entries: ContiguousArray<DownloadEntry>) {
+        self.cursor = cursor
+        self.latest = latest
+        self.entries = entries
+    }
+}
+
+/// A session-level protocol error (REALM-SEMANTICS §3.3). Codes are the reference's and are
+/// never renumbered.
+public enum ProtocolErrorCode: UInt16, Sendable, CaseIterable, Comparable {
+    case badClientFileIdent = 208
+    case badServerVersion = 209
+    case badClientVersion = 210
+    case divergingHistories = 211
+    case badChangeset = 212
+    case clientFileExpired = 222
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    /// True for every code whose client status is SyncClientResetRequired.
+    public var requiresClientReset: Bool {
+        switch self {
+        case .badClientFileIdent, .badServerVersion, .badClientVersion, .divergingHistories,
+             .clientFileExpired:
+            true
+        case .badChangeset:
+            false
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .badClientFileIdent: "bad_client_file_ident"
+        case .badServerVersion: "bad_server_version"
+        case .badClientVersion: "bad_client_version"
+        case .divergingHistories: "diverging_histories"
+        case .badChangeset: "bad_changeset"
+        case .clientFileExpired: "client_file_expired"
+        }
+    }
+}
+
+/// What the server tells the client to do about an error (the JSON_ERROR `action` field).
+public enum ErrorAction: UInt8, Sendable {
+    case clientReset = 1
+    case clientResetNoRecovery = 2
+    case applicationBug = 3
+}
+
+public struct ProtocolError: Sendable, Equatable {
+    public var code: ProtocolErrorCode
+    public var action: ErrorAction
+    public init(code: ProtocolErrorCode, action: ErrorAction) {
+        self.code = code
+        self.action = action
+    }
+}

@@ -1,0 +1,276 @@
+//! The server's side of one synchronized file (a "partition" in partition-based sync).
+//!
+//! A `ServerFile` is a value: a backup is a copy of it (copy-on-write makes that cheap), and a
+//! restore assigns the copy back. It is a sans-IO state machine: the world calls it with a
+//! message and it returns what to send; it never reads a clock or draws randomness itself
+//! (salts are handed in by the caller from the server's random stream).
+
+import MergeCore
+
+/// One entry of the server history.
+public struct ServerHistoryEntry: Sendable {
+    /// The integrated (transformed) changeset. `version` is the server version it produced,
+    /// `lastIntegratedRemoteVersion` the origin client's client version, and `originFileIdent`
+    /// the origin client file.
+    public var changeset: Changeset
+    public var salt: UInt64
+    /// Simulator bookkeeping: which write this was (for the ledger).
+    public var writeID: UInt64
+}
+
+/// What the server records per client file (REALM-SEMANTICS §3.1).
+public struct ClientFileRecord: Sendable {
+    public var salt: UInt64
+    public var lastIntegratedClientVersion: UInt64
+    /// Server version up to which the client has integrated the server history, as far as the
+    /// server knows from the client's uploads. Reciprocal entries at or below it are dropped.
+    public var reciprocalBase: UInt64
+    /// Transformed forms of history entries in `(reciprocalBase, current]` that did not come
+    /// from this client, each against this client's changesets the server integrated after it.
+    /// Entries without an override are used as they stand in the history.
+    var reciprocalVersions: ContiguousArray<UInt64>
+    var reciprocalChangesets: ContiguousArray<Changeset>
+}
+
+/// The result of integrating one UPLOAD.
+public struct UploadOutcome: Sendable {
+    /// Server versions produced, in order, and the writes they carry.
+    public var integratedWriteIDs: ContiguousArray<UInt64> = []
+    /// Changesets skipped because the server had already integrated them (re-sent after a
+    /// reconnect).
+    public var duplicatesSkipped: Int = 0
+    public var error: ProtocolError?
+    public init() {}
+}
+
+public struct ServerFile: Sendable {
+    public private(set) var state: Replica
+    public private(set) var history: ContiguousArray<ServerHistoryEntry>
+    /// The server version of `state` before the first entry of `history`.
+    public private(set) var historyBase: SaltedVersion
+    /// Indexed by client file ident; index 0 is never allocated.
+    public private(set) var clientFiles: ContiguousArray<ClientFileRecord?>
+
+    /// A new server file whose state starts as `initialState` (the schema) at version 0.
+    public init(initialState: Replica, baseSalt: UInt64) {
+        state = initialState
+        history = []
+        historyBase = SaltedVersion(version: 0, salt: baseSalt)
+        clientFiles = [nil]
+    }
+
+    public var currentVersion: UInt64 { historyBase.version + UInt64(history.count) }
+
+    public var latest: SaltedVersion {
+        SaltedVersion(version: currentVersion, salt: salt(ofVersion: currentVersion)!)
+    }
+
+    /// The salt of a server version, or nil when the version is not in this history.
+    public func salt(ofVersion version: UInt64) -> UInt64? {
+        if version == historyBase.version { return historyBase.salt }
+        guard version > historyBase.version, version <= currentVersion else { return nil }
+        return history[Int(version - historyBase.version - 1)].salt
+    }
+
+    /// Terminate and re-enable sync: the data stays, but the history and every client file
+    /// entry are forgotten, so every existing client gets 208 at its next IDENT.
+    public mutating func terminateAndReenable(baseSalt: UInt64) {
+        history = []
+        historyBase = SaltedVersion(version: 0, salt: baseSalt)
+        clientFiles = [nil]
+    }
+
+    // MARK: - Sessions
+
+    /// BIND with `need_client_file_ident` followed by a fresh download: allocates an ident and
+    /// returns the current state.
+    /// - Complexity: O(1) (the state is shared copy-on-write).
+    public mutating func allocateFreshCopy(fileSalt: UInt64) -> FreshCopy {
+        let ident = UInt64(clientFiles.count)
+        clientFiles.append(ClientFileRecord(
+            salt: fileSalt, lastIntegratedClientVersion: 0, reciprocalBase: currentVersion,
+            reciprocalVersions: [], reciprocalChangesets: []))
+        return FreshCopy(file: SaltedFileIdent(ident: ident, salt: fileSalt), latest: latest,
+                         state: state)
+    }
+
+    /// The IDENT checks of REALM-SEMANTICS §3.2, in the reference's order. Nil means accepted.
+    public func checkIdent(_ message: IdentMessage) -> ProtocolError? {
+        let ident = message.file.ident
+        let reset = { (code: ProtocolErrorCode) in ProtocolError(code: code, action: .clientReset) }
+        guard ident >= 1, ident < UInt64(clientFiles.count), let record = clientFiles[Int(ident)]
+        else { return reset(.badClientFileIdent) }
+        if record.salt != message.file.salt { return reset(.divergingHistories) }
+        if message.download.serverVersion < record.reciprocalBase.clamped(below: historyBase.version) {
+            return reset(.badServerVersion)
+        }
+        if message.download.serverVersion > currentVersion { return reset(.badServerVersion) }
+        if message.download.lastIntegratedClientVersion > record.lastIntegratedClientVersion {
+            return reset(.badClientVersion)
+        }
+        let latestVersion = message.latestServerVersion.version
+        if latestVersion < message.download.serverVersion || latestVersion > currentVersion {
+            return reset(.badServerVersion)
+        }
+        if salt(ofVersion: latestVersion) != message.latestServerVersion.salt {
+            return reset(.divergingHistories)
+        }
+        return nil
+    }
+
+    /// The entries after `cursor` that the client `ident` has not made itself, each annotated
+    /// with the client's own last integrated client version at that point.
+    /// - Complexity: O(current − cursor.serverVersion).
+    public func download(for ident: UInt64, after cursor: DownloadCursor) -> DownloadMessage {
+        precondition(cursor.serverVersion <= currentVersion, "download cursor beyond history")
+        precondition(cursor.serverVersion >= historyBase.version, "download cursor before history")
+        var entries = ContiguousArray<DownloadEntry>()
+        var ownVersion = cursor.lastIntegratedClientVersion
+        var index = Int(cursor.serverVersion - historyBase.version)
+        while index < history.count {
+            let entry = history[index]
+            if entry.changeset.originFileIdent == ident {
+                ownVersion = entry.changeset.lastIntegratedRemoteVersion
+            } else {
+                var changeset = entry.changeset
+                changeset.lastIntegratedRemoteVersion = ownVersion
+                entries.append(changeset)
+            }
+            index += 1
+        }
+        return DownloadMessage(
+            cursor: DownloadCursor(serverVersion: currentVersion, lastIntegratedClientVersion: ownVersion),
+            latest: latest, entries: entries)
+    }
+
+    // MARK: - Integration
+
+    /// Integrates an UPLOAD from client file `ident`: each changeset is transformed against the
+    /// history entries the client had not seen (their reciprocal forms for this client), applied
+    /// to the state and appended to the history with a fresh salt.
+    /// - Complexity: O(U + C) merge work for U uploaded and C concurrent instructions, in the
+    ///   common case (see `Transformer`).
+    public mutating func integrate(
+        upload: ContiguousArray<UploadEntry>, from ident: UInt64, transformer: inout Transformer,
+        nextSalt: () -> UInt64
+    ) -> UploadOutcome {
+        var outcome = UploadOutcome()
+        guard ident >= 1, ident < UInt64(clientFiles.count), clientFiles[Int(ident)] != nil else {
+            outcome.error = ProtocolError(code: .badClientFileIdent, action: .clientReset)
+            return outcome
+        }
+        var start = 0
+        while start < upload.count {
+            let base = upload[start].changeset.lastIntegratedRemoteVersion
+            var end = start + 1
+            while end < upload.count, upload[end].changeset.lastIntegratedRemoteVersion == base {
+                end += 1
+            }
+            if let error = integrateRun(upload[start..<end], base: base, from: ident,
+                                        transformer: &transformer, nextSalt: nextSalt,
+                                        outcome: &outcome) {
+                outcome.error = error
+                return outcome
+            }
+            start = end
+        }
+        return outcome
+    }
+
+    private mutating func integrateRun(
+        _ run: ArraySlice<UploadEntry>, base: UInt64, from ident: UInt64,
+        transformer: inout Transformer, nextSalt: () -> UInt64, outcome: inout UploadOutcome
+    ) -> ProtocolError? {
+        let slot = Int(ident)
+        var record = clientFiles[slot]!
+        if base > currentVersion || base < historyBase.version {
+            return ProtocolError(code: .badServerVersion, action: .clientReset)
+        }
+        var incoming = ContiguousArray<Changeset>()
+        var writeIDs = ContiguousArray<UInt64>()
+        var lastVersion = record.lastIntegratedClientVersion
+        for entry in run {
+            let clientVersion = entry.changeset.version
+            if clientVersion <= record.lastIntegratedClientVersion {
+                outcome.duplicatesSkipped += 1
+                continue
+            }
+            if clientVersion <= lastVersion {
+                return ProtocolError(code: .badClientVersion, action: .clientReset)
+            }
+            lastVersion = clientVersion
+            var changeset = entry.changeset
+            changeset.originFileIdent = ident
+            incoming.append(changeset)
+            writeIDs.append(entry.writeID)
+        }
+        if incoming.isEmpty { return nil }
+
+        // Drop reciprocal overrides the client has now seen.
+        if base > record.reciprocalBase {
+            var keep = 0
+            while keep < record.reciprocalVersions.count, record.reciprocalVersions[keep] <= base {
+                keep += 1
+            }
+            record.reciprocalVersions.removeFirst(keep)
+            record.reciprocalChangesets.removeFirst(keep)
+            record.reciprocalBase = base
+        }
+
+        // The concurrent entries: history after `base` that did not come from this client.
+        var concurrentVersions = ContiguousArray<UInt64>()
+        var concurrent = ContiguousArray<Changeset>()
+        var overrideIndex = 0
+        var index = Int(base - historyBase.version)
+        while index < history.count {
+            let entry = history[index]
+            let version = entry.changeset.version
+            if entry.changeset.originFileIdent != ident {
+                while overrideIndex < record.reciprocalVersions.count,
+                      record.reciprocalVersions[overrideIndex] < version {
+                    overrideIndex += 1
+                }
+                if overrideIndex < record.reciprocalVersions.count,
+                   record.reciprocalVersions[overrideIndex] == version {
+                    concurrent.append(record.reciprocalChangesets[overrideIndex])
+                } else {
+                    concurrent.append(entry.changeset)
+                }
+                concurrentVersions.append(version)
+            }
+            index += 1
+        }
+
+        if !concurrent.isEmpty {
+            do {
+                try transformer.merge(incoming: &incoming, local: &concurrent, localFileIdent: 0)
+            } catch {
+                return ProtocolError(code: .badChangeset, action: .applicationBug)
+            }
+            record.reciprocalVersions = concurrentVersions
+            record.reciprocalChangesets = concurrent
+        }
+
+        for (offset, var changeset) in incoming.enumerated() {
+            let clientVersion = changeset.version
+            do {
+                try state.apply(changeset)
+            } catch {
+                return ProtocolError(code: .badChangeset, action: .applicationBug)
+            }
+            changeset.version = currentVersion + 1
+            changeset.lastIntegratedRemoteVersion = clientVersion
+            history.append(ServerHistoryEntry(changeset: changeset, salt: nextSalt(),
+                                              writeID: writeIDs[offset]))
+            record.lastIntegratedClientVersion = clientVersion
+            outcome.integratedWriteIDs.append(writeIDs[offset])
+        }
+        clientFiles[slot] = record
+        return nil
+    }
+}
+
+extension UInt64 {
+    /// `self`, but never below `floor` (reciprocal bases older than the retained history).
+    @inline(__always) func clamped(below floor: UInt64) -> UInt64 { Swift.max(self, floor) }
+}

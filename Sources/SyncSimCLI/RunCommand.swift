@@ -1,0 +1,162 @@
+import ArgumentParser
+import Foundation
+import Measurement
+import Simulation
+
+/// `syncsim run`: one deterministic run of a scenario, its summary, and its results on disk.
+public struct RunCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a scenario for one seed and record its results.",
+        discussion: """
+            Without SCENARIO, runs the embedded default scenario (Data/scenarios/default.json). \
+            Prints the seed first, then a summary and where the results went: \
+            DIR/results.sqlite (one row per run, appended) and DIR/runs.csv, DIR/clients.csv, \
+            DIR/timings.csv (regenerated from the database). Exits 1 when a check fails and \
+            prints the line that reproduces the run.
+            """
+    )
+
+    @Argument(help: "A scenario file (JSON). Default: the embedded default scenario.")
+    public var scenario: String?
+
+    @Option(help: "The run's seed (0 ... 2^63-1). Default: the scenario's seed.")
+    public var seed: UInt64?
+
+    @Option(help: "Override the scenario's clientsCount (1 ... 100000).")
+    public var clients: UInt32?
+
+    @Option(help: "Override the scenario's duration: seconds, or a number with s, m, h or d (e.g. 6h).")
+    public var duration: String?
+
+    @Option(name: .customLong("out"), help: "The results directory (created if missing).")
+    public var outputDirectory: String = "out"
+
+    @Flag(help: "Print nothing but the seed line and the final digest line.")
+    public var quiet = false
+
+    public init() {}
+
+    public func validate() throws {
+        if let seed, seed > UInt64(Int64.max) {
+            throw ValidationError("--seed \(seed) is above 2^63-1; give a seed between 0 and \(Int64.max).")
+        }
+        if let clients, clients == 0 || clients > Limits.clientsMax {
+            throw ValidationError("--clients \(clients) is outside 1...\(Limits.clientsMax); give a client count in that range.")
+        }
+        if let duration, RunCommand.parseDuration(duration) == nil {
+            throw ValidationError("--duration '\(duration)' is not a duration; give whole seconds (3600) or a number with s, m, h or d (90m, 6h, 1d), at most 366d.")
+        }
+    }
+
+    /// Whole seconds from "3600", "90s", "30m", "6h", "1d"; nil when malformed or out of range.
+    static func parseDuration(_ text: String) -> UInt64? {
+        guard let last = text.last else { return nil }
+        let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        let (digits, unit) = units[last].map { (text.dropLast(), $0) } ?? (Substring(text), 1)
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = UInt64(digits) else { return nil }
+        let (seconds, overflow) = value.multipliedReportingOverflow(by: unit)
+        guard !overflow, seconds >= 1, seconds <= Limits.durationSecondsMax else { return nil }
+        return seconds
+    }
+
+    public func run() throws {
+        // Load and override the scenario before anything is written.
+        let source = scenario ?? Scenario.defaultScenarioPath
+        var loaded: Scenario
+        let bytes: [UInt8]
+        do {
+            if let scenario {
+                (loaded, bytes) = try Scenario.load(path: scenario)
+            } else {
+                bytes = Array(Scenario.defaultScenarioJSON.utf8)
+                loaded = try Scenario.decode(bytes: bytes, file: source + " (embedded)")
+            }
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        if let clients { loaded.clientsCount = clients }
+        if let duration, let seconds = RunCommand.parseDuration(duration) {
+            loaded.durationSeconds = seconds
+            loaded.faults = loaded.faults.filter { $0.atSeconds < seconds }
+        }
+        let runSeed = seed ?? loaded.seed
+        print("seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)")
+
+        // Fail before simulating if the results cannot be written.
+        let store: ResultStore
+        do {
+            try OutputDirectory.prepare(outputDirectory)
+            store = try ResultStore(path: outputDirectory + "/results.sqlite")
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(3)
+        }
+
+        let started = ContinuousClock.now
+        let world = World(scenario: loaded, seed: runSeed)
+        let result = world.run()
+        let wall = ContinuousClock.now - started
+        let timings = Timings(wall: wall, result: result)
+
+        let record = RunRecordBuilder.record(
+            result: result, scenario: loaded, scenarioBytes: bytes, timings: timings,
+            overrides: RunOverrides(seed: seed, clients: clients, duration: duration))
+        do {
+            _ = try store.insert(record)
+            for table in ResultTable.allCases {
+                try AtomicFile.write(try store.csv(table), to: "\(outputDirectory)/\(table.rawValue).csv")
+            }
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(3)
+        }
+
+        if !quiet { Summary.print(result: result, timings: timings, outputDirectory: outputDirectory) }
+        print("digest=\(result.traceDigest.hex)")
+        if !result.passed {
+            for failure in result.failures { print("FAILED: \(failure)") }
+            print("reproduce: \(reproduceLine(seed: runSeed))")
+            throw ExitCode(1)
+        }
+    }
+
+    func reproduceLine(seed: UInt64) -> String {
+        var parts = ["syncsim", "run"]
+        if let scenario { parts.append(scenario) }
+        parts += ["--seed", String(seed)]
+        if let clients { parts += ["--clients", String(clients)] }
+        if let duration { parts += ["--duration", duration] }
+        return parts.joined(separator: " ")
+    }
+}
+
+/// The command-line overrides, recorded with the run (as canonical JSON).
+struct RunOverrides: Encodable {
+    var seed: UInt64?
+    var clients: UInt32?
+    var duration: String?
+}
+
+enum OutputDirectory {
+    /// Creates the directory if needed and checks it can be written, with a clear error.
+    static func prepare(_ path: String) throws(MeasurementError) {
+        var isDirectory: ObjCBool = false
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw MeasurementError.outputNotWritable(path: path, directory: path, reason: "exists but is not a directory")
+            }
+        } else {
+            do {
+                try manager.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw MeasurementError.outputNotWritable(path: path, directory: path, reason: "does not exist and could not be created")
+            }
+        }
+        guard manager.isWritableFile(atPath: path) else {
+            throw MeasurementError.outputNotWritable(path: path, directory: path, reason: "is not writable")
+        }
+    }
+}

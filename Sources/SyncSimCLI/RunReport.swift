@@ -1,0 +1,202 @@
+import Foundation
+import Measurement
+import Simulation
+import SyncEngine
+
+/// Facts about this build, recorded with every run.
+enum BuildInfo {
+    #if DEBUG
+    static let configuration = "debug"
+    #else
+    static let configuration = "release"
+    #endif
+
+    /// The compiler that built SyncSim. Kept independent of the build configuration so that
+    /// debug and release runs of one seed produce identical deterministic CSV.
+    static let toolchain: String = {
+        #if compiler(>=6.4)
+        "swift-6.4+"
+        #elseif compiler(>=6.3)
+        "swift-6.3"
+        #elseif compiler(>=6.2)
+        "swift-6.2"
+        #else
+        "swift-6.1"
+        #endif
+    }()
+
+    /// The git commit of the working directory (HEAD, with "+dirty" when it has changes), or
+    /// "unknown" outside a git checkout. Read once, by the CLI only.
+    static let gitCommit: String = {
+        guard let head = runGit(["rev-parse", "--short=12", "HEAD"]) else { return "unknown" }
+        let dirty = runGit(["status", "--porcelain", "--untracked-files=no"]).map { !$0.isEmpty } ?? false
+        return dirty ? head + "+dirty" : head
+    }()
+
+    private static func runGit(_ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git"] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Wall-clock figures of one run: reported, stored apart, never in the digest.
+struct Timings {
+    var wallSeconds: Double
+    var eventsPerSecond: Double
+    var speedUp: Double
+    var peakResidentBytes: UInt64
+    var peakResidentBytesPerClient: Double
+
+    init(wall: Duration, result: RunResult) {
+        let (seconds, attoseconds) = wall.components
+        wallSeconds = Double(seconds) + Double(attoseconds) / 1e18
+        eventsPerSecond = wallSeconds > 0 ? Double(result.eventsProcessed) / wallSeconds : 0
+        let simulated = Double(result.simulatedDurationNs + result.healingDurationNs) / 1e9
+        speedUp = wallSeconds > 0 ? simulated / wallSeconds : 0
+        peakResidentBytes = Timings.peakResidentBytes()
+        peakResidentBytesPerClient = Double(peakResidentBytes) / Double(max(result.clientsCount, 1))
+    }
+
+    static func peakResidentBytes() -> UInt64 {
+        var usage = rusage()
+        #if os(Linux)
+        let who = __rusage_who_t(RUSAGE_SELF.rawValue)
+        #else
+        let who = RUSAGE_SELF
+        #endif
+        guard getrusage(who, &usage) == 0 else { return 0 }
+        return UInt64(usage.ru_maxrss) * 1024  // kilobytes on Linux
+    }
+
+    var metrics: [Metric] {
+        [
+            .real("wallSeconds", wallSeconds),
+            .real("eventsPerSecond", eventsPerSecond),
+            .real("speedUp", speedUp),
+            .integer("peakResidentBytes", Int64(peakResidentBytes)),
+            .real("peakResidentBytesPerClient", peakResidentBytesPerClient),
+        ]
+    }
+}
+
+enum RunRecordBuilder {
+    /// FNV-1a 64 of the scenario bytes, as 16 hex digits: the scenario's content hash.
+    static func contentHash(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    static func record(result: RunResult, scenario: Scenario, scenarioBytes: [UInt8], timings: Timings,
+                       overrides: RunOverrides) -> RunRecord {
+        let options = (try? RunRecord.canonicalJSON(overrides)) ?? "{}"
+        return RunRecord(
+            seed: result.seed, scenarioName: scenario.name, scenarioHash: contentHash(scenarioBytes),
+            optionsJSON: options, gitCommit: BuildInfo.gitCommit, toolchain: BuildInfo.toolchain,
+            traceDigest: result.traceDigest.hex, simulatedDurationNs: result.simulatedDurationNs,
+            clientsCount: result.clientsCount, eventsCount: result.eventsProcessed,
+            metrics: runMetrics(result), timings: timings.metrics,
+            clients: result.clients.enumerated().map { index, counters in
+                ClientRecord(clientIndex: UInt32(index), metrics: clientMetrics(counters))
+            })
+    }
+
+    /// The deterministic run metrics, in their documented order (README "CSV columns").
+    static func runMetrics(_ result: RunResult) -> [Metric] {
+        var metrics: [Metric] = [
+            .integer("healingDurationNs", Int64(result.healingDurationNs)),
+            .integer("passed", result.passed ? 1 : 0),
+            .integer("converged", result.converged ? 1 : 0),
+            .integer("divergentClients", Int64(result.divergentClients.count)),
+            .integer("writesMade", Int64(result.writesMade)),
+            .integer("writesSynced", Int64(result.writesSynced)),
+            .integer("writesDiscardedByReset", Int64(result.writesDiscardedByReset)),
+            .integer("writesLostToRestore", Int64(result.writesLostToRestore)),
+            .integer("writesPending", Int64(result.writesPending)),
+            .integer("resets", Int64(result.counters.resets)),
+            .integer("clientsReset", Int64(result.clientsThatReset)),
+            .real("resetsPerClientPerDay", result.resetsPerClientPerDay),
+        ]
+        for (cause, count) in result.resetsByCause {
+            metrics.append(.integer("resets\(cause.rawValue)", Int64(count)))
+        }
+        metrics += [
+            .integer("uploads", Int64(result.counters.uploads)),
+            .integer("downloads", Int64(result.counters.downloads)),
+            .integer("changesetsIntegrated", Int64(result.counters.changesetsIntegrated)),
+            .integer("messagesLost", Int64(result.counters.messagesLost)),
+            .integer("backups", Int64(result.counters.backups)),
+            .integer("restores", Int64(result.counters.restores)),
+            .integer("restoresSkippedNoBackup", Int64(result.counters.restoresSkippedNoBackup)),
+            .integer("terminations", Int64(result.counters.terminations)),
+            .integer("serverObjects", Int64(result.serverObjects)),
+            .integer("serverVersions", Int64(result.serverVersions)),
+        ]
+        return metrics
+    }
+
+    static func clientMetrics(_ counters: ClientCounters) -> [Metric] {
+        var metrics: [Metric] = [
+            .integer("writesMade", Int64(counters.writesMade)),
+            .integer("resets", Int64(counters.resets)),
+        ]
+        for (index, cause) in ResetCause.allCases.enumerated() {
+            metrics.append(.integer("resets\(cause.rawValue)", Int64(counters.resetsByCause[index])))
+        }
+        metrics += [
+            .integer("messagesLost", Int64(counters.messagesLost)),
+            .integer("connections", Int64(counters.connections)),
+        ]
+        return metrics
+    }
+}
+
+enum Summary {
+    static func print(result: RunResult, timings: Timings, outputDirectory: String) {
+        let days = Double(result.simulatedDurationNs) / 86_400e9
+        func line(_ label: String, _ value: String) {
+            Swift.print(label.padding(toLength: 34, withPad: " ", startingAt: 0) + value)
+        }
+        Swift.print("")
+        Swift.print("Deterministic results (a function of seed and scenario)")
+        line("  simulated", "\(format(days * 24, 2)) h + \(format(Double(result.healingDurationNs) / 60e9, 1)) min healing, \(result.clientsCount) clients")
+        line("  events", "\(result.eventsProcessed)")
+        line("  writes made", "\(result.writesMade)")
+        line("    synced", "\(result.writesSynced)")
+        line("    discarded by a reset", "\(result.writesDiscardedByReset)")
+        line("    lost to a server restore", "\(result.writesLostToRestore)")
+        line("    still pending", "\(result.writesPending)")
+        let causes = result.resetsByCause.filter { $0.count > 0 }
+            .map { "\($0.cause.rawValue): \($0.count)" }.joined(separator: ", ")
+        line("  client resets", "\(result.counters.resets) (\(causes.isEmpty ? "none" : causes)) across \(result.clientsThatReset) clients")
+        line("  resets per client per day", format(result.resetsPerClientPerDay, 3))
+        line("  faults", "\(result.counters.restores) restores, \(result.counters.terminations) terminations, \(result.counters.backups) backups")
+        line("  messages", "\(result.counters.uploads) uploads, \(result.counters.downloads) downloads, \(result.counters.messagesLost) lost")
+        line("  converged after healing", result.converged ? "yes, every replica equals its server file" : "NO: \(result.divergentClients.count) clients differ")
+        Swift.print("")
+        Swift.print("Wall-clock figures (this machine, not deterministic)")
+        line("  wall time", "\(format(timings.wallSeconds, 2)) s")
+        line("  simulated events per second", format(timings.eventsPerSecond, 0))
+        line("  speed-up over real time", "\(format(timings.speedUp, 0))x")
+        line("  peak memory", "\(format(Double(timings.peakResidentBytes) / 1_048_576, 1)) MiB (\(format(timings.peakResidentBytesPerClient / 1024, 1)) KiB per client)")
+        Swift.print("")
+        Swift.print("Results: \(outputDirectory)/results.sqlite, \(outputDirectory)/runs.csv, \(outputDirectory)/clients.csv, \(outputDirectory)/timings.csv")
+    }
+
+    static func format(_ value: Double, _ decimals: Int) -> String {
+        String(format: "%.\(decimals)f", value)
+    }
+}
