@@ -251,3 +251,33 @@ struct MemoryWatch {
         return resident.peak > startBytes ? resident.peak - startBytes : 0
     }
 }
+
+extension MergeBenchmark {
+    /// Performs the merges of `inputs` and nothing else (no digests, no replicas), for
+    /// harnesses that time the whole call, such as package-benchmark. Server role: the uploads
+    /// are integrated one after another (copying each reciprocal is included); client role:
+    /// one merge of the download against the local changesets.
+    ///
+    /// - Returns: the number of instructions merged, to keep the work observable.
+    /// - Throws: `MergeBenchmarkError` if a merge fails.
+    public static func mergeOnly(_ inputs: inout MergeInputs) throws(MergeBenchmarkError) -> Int {
+        let merged = inputs.instructionsMerged
+        switch inputs.role {
+        case .server:
+            var cpuNs: UInt64 = 0
+            var against = 0
+            let history = try integrate(uploads: &inputs.uploads, cpuNs: &cpuNs, against: &against)
+            _ = history
+            return merged
+        case .client:
+            var transformer = Transformer()
+            do throws(MergeError) {
+                try transformer.merge(incoming: &inputs.download, local: &inputs.local,
+                                      localFileIdent: inputs.localFileIdent)
+            } catch {
+                throw .merge(error, client: 0)
+            }
+            return merged
+        }
+    }
+}
