@@ -97,6 +97,21 @@ struct FuzzTests {
         }
     }
 
+    @Test("random multi-client histories with EraseColumn/AddColumn races converge")
+    func schemaChangesConverge() {
+        let first = environmentInteger("SYNCSIM_FUZZ_FIRST_SEED") ?? 1
+        let count = (environmentInteger("SYNCSIM_FUZZ_SEEDS") ?? FuzzLimits.defaultSeedsCount) / 3
+        var failures = 0
+        for seed in first..<(first + max(count, 1)) {
+            if let failure = runFuzzSeed(seed, mix: .withSchemaChanges) {
+                failures += 1
+                print("reproduce: SYNCSIM_FUZZ_FIRST_SEED=\(seed) SYNCSIM_FUZZ_SEEDS=1 swift test --filter MergeCoreTests.FuzzTests/schemaChangesConverge")
+                Issue.record("seed \(seed) (schema changes): \(failure)")
+                if failures >= 3 { break }
+            }
+        }
+    }
+
     @Test("the same seed gives the same server digest twice")
     func deterministic() {
         func digest(_ seed: UInt64) -> UInt64 {

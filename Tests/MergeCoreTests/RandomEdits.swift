@@ -12,9 +12,12 @@ struct EditMix {
     var objects = true
     var counters = true
     var keySpace: Int64 = 6
+    /// Occasionally erase column 1 (`nullableInt`) or add it back: the all-pairs fallback.
+    var schemaChanges = false
 
     static let everything = EditMix()
     static let noLists = EditMix(lists: false)
+    static let withSchemaChanges = EditMix(schemaChanges: true)
 }
 
 /// Makes one random valid instruction for `replica`, applies it and returns it.
@@ -25,8 +28,14 @@ func randomEdit(_ replica: inout Replica, _ random: RandomStream, mix: EditMix,
     let existing = replica.objects(in: table)
     func anyObject() -> ObjectRef { TestSchema.object(Int64(random.uniformInt(below: keyCount))) }
     let choice = random.uniformInt(below: 100)
+    let hasNullableInt = replica.schema(of: table)?.columns
+        .contains { $0.field == TestSchema.nullableInt } ?? false
     var instruction: Instruction
-    if existing.isEmpty || (mix.objects && choice < 8) {
+    if mix.schemaChanges && random.chance(1, outOf: 40) {
+        instruction = hasNullableInt
+            ? .eraseColumn(table: table, field: TestSchema.nullableInt)
+            : TestSchema.instructions[1]
+    } else if existing.isEmpty || (mix.objects && choice < 8) {
         instruction = .createObject(anyObject())
     } else if mix.objects && choice < 14 {
         instruction = .eraseObject(existing[Int(random.uniformInt(below: UInt64(existing.count)))])
@@ -68,13 +77,14 @@ func randomEdit(_ replica: inout Replica, _ random: RandomStream, mix: EditMix,
                 instruction = .clear(object: object, field: TestSchema.set)
             }
         } else if mix.counters && sub < 70 {
-            let field = random.chance(1, outOf: 2) ? TestSchema.nullableInt : TestSchema.plainInt
+            let field = random.chance(1, outOf: 2) && hasNullableInt
+                ? TestSchema.nullableInt : TestSchema.plainInt
             instruction = .addInteger(object: object, field: field,
                                       increment: Int64(random.uniformInt(below: 10)) - 3)
         } else if sub < 78 {
             instruction = .update(object: object, field: TestSchema.link, value: .link(anyObject()),
                                   isDefault: false)
-        } else if sub < 88 {
+        } else if sub < 88 && hasNullableInt {
             let nullValue = random.chance(1, outOf: 5)
             instruction = .update(object: object, field: TestSchema.nullableInt,
                                   value: nullValue ? .null : .int(value),
