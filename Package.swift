@@ -71,12 +71,17 @@ let package = Package(
         .executableTarget(name: "syncsim", dependencies: ["SyncSimCLI"]),
         .testTarget(name: "MergeCoreTests", dependencies: ["MergeCore", "Randomness"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "MergeCore"]),
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Randomness"]),
-        .testTarget(name: "MeasurementTests", dependencies: ["Measurement"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "SyncEngine", "Randomness"]),
+        .testTarget(
+            name: "MeasurementTests",
+            dependencies: ["Measurement", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SyncSimCLI", "MergeWorkloads"],
-            resources: []
+            dependencies: [
+                "SyncSimCLI", "Simulation", "Measurement", "MergeCore", "MergeWorkloads",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
     ]
 )

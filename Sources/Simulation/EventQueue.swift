@@ -13,6 +13,9 @@ public enum EventKind: UInt8, Sendable {
     case serverBackup = 6
     case fault = 7
     case healingStart = 8
+    /// A scripted connectivity change (tests and hand-written scenarios): `generation` is 1 to
+    /// go online, 0 to go offline.
+    case scriptedConnectivity = 9
 }
 
 /// A scheduled event. Kept to 32 bytes: payloads that do not fit (messages) live in the

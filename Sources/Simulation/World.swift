@@ -184,11 +184,32 @@ public final class World {
         return finish(healingStartedAt: end)
     }
 
+    /// When true, connectivity is scripted: every client starts online and changes only through
+    /// `schedule(client:online:atSeconds:)`. Set it before `run()`.
+    public var scriptedConnectivity = false
+
+    /// Scripts a client going online or offline at a simulated second (with
+    /// `scriptedConnectivity`). The hand-written-scenario DSL of the tests.
+    public func schedule(client: UInt32, online: Bool, atSeconds seconds: Double) {
+        precondition(client < scenario.clientsCount, "no such client")
+        queue.schedule(at: Time.nanoseconds(seconds: seconds), .scriptedConnectivity, subject: client,
+                       generation: online ? 1 : 0)
+    }
+
+    /// Per-client deterministic counters so far (for tests and observers).
+    public func counters(ofClient client: UInt32) -> ClientCounters { clients[Int(client)].counters }
+
+    /// Whether a client is online now.
+    public func isOnline(_ client: UInt32) -> Bool { clients[Int(client)].online }
+
     /// Schedules the initial events: connectivity, backups and faults.
     public func start() {
+        if scriptedConnectivity {
+            for index in clients.indices { goOnline(UInt32(index)) }
+        }
         let onMean = scenario.connectivity.onlineSecondsMean
         let offMean = scenario.connectivity.offlineSecondsMean
-        for index in clients.indices {
+        for index in clients.indices where !scriptedConnectivity {
             let stream = connectivityStreams[index]
             // Start in the stationary state: online with probability on / (on + off).
             let online = stream.uniform() < onMean / (onMean + offMean)
@@ -221,6 +242,12 @@ public final class World {
             }
         case .fault: fault(scenario.faults[Int(event.subject)])
         case .healingStart: startHealing()
+        case .scriptedConnectivity:
+            guard !healing else { return }
+            let online = event.generation == 1
+            guard online != clients[Int(event.subject)].online else { return }
+            if online { goOnline(event.subject) } else { goOffline(event.subject) }
+            restartWrites(event.subject)
         }
     }
 

@@ -74,10 +74,16 @@ public struct ServerFile: Sendable {
 
     /// Terminate and re-enable sync: the data stays, but the history and every client file
     /// entry are forgotten, so every existing client gets 208 at its next IDENT.
+    ///
+    /// Idents are not re-issued after a termination: the records are forgotten but the
+    /// allocation counter keeps going, so an old client's ident is unknown (208), as Atlas
+    /// reports, rather than re-issued with another salt (211). A restore from a backup, in
+    /// contrast, rolls the counter back too, and re-issued idents then give 211, as in the
+    /// reference server's `Sync_ErrorAfterServerRestore_BadClientFileIdentSalt`.
     public mutating func terminateAndReenable(baseSalt: UInt64) {
         history = []
         historyBase = SaltedVersion(version: 0, salt: baseSalt)
-        clientFiles = [nil]
+        clientFiles = ContiguousArray(repeating: nil, count: clientFiles.count)
     }
 
     // MARK: - Sessions

@@ -113,7 +113,7 @@ public struct RunCommand: ParsableCommand {
             throw ExitCode(3)
         }
 
-        if !quiet { Summary.print(result: result, timings: timings, outputDirectory: outputDirectory) }
+        if !quiet { RunSummaryPrinter.print(result: result, timings: timings, outputDirectory: outputDirectory) }
         print("digest=\(result.traceDigest.hex)")
         if !result.passed {
             for failure in result.failures { print("FAILED: \(failure)") }

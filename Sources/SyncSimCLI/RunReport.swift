@@ -164,7 +164,7 @@ enum RunRecordBuilder {
     }
 }
 
-enum Summary {
+enum RunSummaryPrinter {
     static func print(result: RunResult, timings: Timings, outputDirectory: String) {
         let days = Double(result.simulatedDurationNs) / 86_400e9
         func line(_ label: String, _ value: String) {

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import Testing
+@testable import SyncSimCLI
+
+/// `syncsim run` end to end, in process: determinism of the files it writes, and every
+/// bad-input case with its documented status, leaving existing outputs untouched.
+@Suite(.serialized) struct RunCommandTests {
+    static let small = ["--clients", "30", "--duration", "2h", "--quiet"]
+
+    func temporaryDirectory() throws -> String {
+        let path = NSTemporaryDirectory() + "syncsim-run-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Runs `syncsim <arguments>` and returns its exit status (0 on success).
+    func status(_ arguments: [String]) -> Int32 {
+        do {
+            var command = try SyncSimCommand.parseAsRoot(arguments)
+            try command.run()
+            return 0
+        } catch {
+            return SyncSimCommand.exitCode(for: error).rawValue
+        }
+    }
+
+    func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    @Test func sameSeedGivesByteIdenticalCSV() throws {
+        let first = try temporaryDirectory()
+        let second = try temporaryDirectory()
+        let other = try temporaryDirectory()
+        #expect(status(["run", "--seed", "11", "--out", first] + Self.small) == 0)
+        #expect(status(["run", "--seed", "11", "--out", second] + Self.small) == 0)
+        #expect(status(["run", "--seed", "12", "--out", other] + Self.small) == 0)
+        for table in ["runs", "clients"] {
+            let a = try #require(bytes("\(first)/\(table).csv"))
+            #expect(a == bytes("\(second)/\(table).csv"), "\(table).csv differs for the same seed")
+            #expect(a != bytes("\(other)/\(table).csv"), "\(table).csv identical for different seeds")
+        }
+        let header = String(decoding: try #require(bytes("\(first)/runs.csv")), as: UTF8.self)
+            .components(separatedBy: "\r\n")[0]
+        #expect(header.hasPrefix("run_id,seed,scenario_name,scenario_hash,options_json,git_commit,toolchain,trace_digest"))
+        #expect(header.contains("writes_lost_to_restore"))
+        #expect(header.contains("resets208"))
+    }
+
+    @Test func aMalformedScenarioExits2AndWritesNothing() throws {
+        let directory = try temporaryDirectory()
+        let scenario = directory + "/bad.json"
+        try Data("{ \"clientsCount\": -3 }".utf8).write(to: URL(fileURLWithPath: scenario))
+        #expect(status(["run", scenario, "--out", directory + "/out"]) == 2)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/out"))
+    }
+
+    @Test func unknownOptionsAndOutOfRangeValuesExit64() {
+        #expect(status(["run", "--speed", "3"]) == 64)
+        #expect(status(["run", "--clients", "0"]) == 64)
+        #expect(status(["run", "--clients", "1000000"]) == 64)
+        #expect(status(["run", "--duration", "5 weeks"]) == 64)
+        #expect(status(["run", "--duration", "400d"]) == 64)
+        #expect(status(["run", "--seed", "-1"]) == 64)
+    }
+
+    @Test func anOutputPathThatIsAFileExits3AndIsUntouched() throws {
+        let directory = try temporaryDirectory()
+        let file = directory + "/not-a-directory"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(status(["run", "--out", file] + Self.small) == 3)
+        #expect(bytes(file) == Data("keep me".utf8))
+    }
+
+    @Test func aCorruptResultsDatabaseExits3AndIsUntouched() throws {
+        let directory = try temporaryDirectory()
+        let database = directory + "/results.sqlite"
+        let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+        try garbage.write(to: URL(fileURLWithPath: database))
+        try Data("previous,csv\r\n".utf8).write(to: URL(fileURLWithPath: directory + "/runs.csv"))
+        #expect(status(["run", "--out", directory] + Self.small) == 3)
+        #expect(bytes(database) == garbage)
+        #expect(bytes(directory + "/runs.csv") == Data("previous,csv\r\n".utf8))
+    }
+
+    @Test func durationsParse() {
+        #expect(RunCommand.parseDuration("3600") == 3_600)
+        #expect(RunCommand.parseDuration("90s") == 90)
+        #expect(RunCommand.parseDuration("30m") == 1_800)
+        #expect(RunCommand.parseDuration("6h") == 21_600)
+        #expect(RunCommand.parseDuration("1d") == 86_400)
+        #expect(RunCommand.parseDuration("0") == nil)
+        #expect(RunCommand.parseDuration("h") == nil)
+        #expect(RunCommand.parseDuration("1.5h") == nil)
+        #expect(RunCommand.parseDuration("367d") == nil)
+    }
+}

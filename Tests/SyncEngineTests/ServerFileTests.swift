@@ -1,0 +1,161 @@
+import MergeCore
+import Testing
+@testable import SyncEngine
+
+/// The IDENT checks and the upload/download cycle of one server file, without a simulator.
+@Suite struct ServerFileTests {
+    static let table: TableID = 1
+
+    static func schema() -> Replica {
+        var replica = Replica()
+        try! replica.apply(Changeset(instructions: [
+            .addTable(table: table, primaryKeyField: 0, primaryKeyType: .int, primaryKeyNullable: false),
+            .addColumn(table: table, field: 1, type: .int, nullable: true, collection: .single, linkTarget: nil),
+        ]))
+        return replica
+    }
+
+    static func write(_ client: inout SyncClient, key: Int64, value: Int64, at ms: UInt64, id: UInt64) -> ClientMessage? {
+        let object = ObjectRef(table: table, key: .int(key))
+        return try! client.write([.createObject(object), .update(object: object, field: 1, value: .int(value), isDefault: false)],
+                                 timestampMs: ms, writeID: id)
+    }
+
+    struct Pair {
+        var server = ServerFile(initialState: ServerFileTests.schema(), baseSalt: 77)
+        var client = SyncClient(initialState: ServerFileTests.schema())
+        var transformer = Transformer()
+        var salt: UInt64 = 1000
+
+        /// Connects the client, with a fresh copy when it has no ident, and returns the
+        /// server's answer to IDENT (nil when accepted).
+        mutating func connect() -> ProtocolError? {
+            switch client.connect() {
+            case .requestFreshCopy:
+                salt += 1
+                let copy = server.allocateFreshCopy(fileSalt: salt)
+                _ = client.receive(.freshCopy(copy), transformer: &transformer)
+                return nil
+            case .ident(let ident):
+                if let error = server.checkIdent(ident) { return error }
+                let download = server.download(for: ident.file.ident, after: ident.download)
+                _ = client.receive(.download(download), transformer: &transformer)
+                return nil
+            case .upload:
+                Issue.record("connect does not upload")
+                return nil
+            }
+        }
+
+        mutating func upload(_ message: ClientMessage?) {
+            guard case .upload(let entries) = message else { return }
+            let ident = client.file!.ident
+            var salts = salt
+            let outcome = server.integrate(upload: entries, from: ident, transformer: &transformer,
+                                           nextSalt: { salts += 1; return salts })
+            salt = salts
+            #expect(outcome.error == nil)
+            let download = server.download(for: ident, after: client.downloadCursor)
+            _ = client.receive(.download(download), transformer: &transformer)
+        }
+    }
+
+    @Test func freshClientSyncsAndIsAcknowledged() {
+        var pair = Pair()
+        #expect(pair.connect() == nil)
+        let message = ServerFileTests.write(&pair.client, key: 1, value: 10, at: 5, id: 0)
+        pair.upload(message)
+        #expect(pair.client.unsynced.isEmpty)
+        #expect(pair.server.currentVersion == 1)
+        #expect(pair.client.replica == pair.server.state)
+        pair.client.disconnect()
+        #expect(pair.connect() == nil)
+    }
+
+    @Test func unknownIdentAfterTerminateIs208() {
+        var pair = Pair()
+        _ = pair.connect()
+        pair.upload(ServerFileTests.write(&pair.client, key: 1, value: 10, at: 5, id: 0))
+        pair.client.disconnect()
+        pair.server.terminateAndReenable(baseSalt: 99)
+        #expect(pair.connect()?.code == .badClientFileIdent)
+    }
+
+    @Test func clientAheadOfARestoredServerIs209() {
+        var pair = Pair()
+        _ = pair.connect()
+        let backup = pair.server
+        pair.upload(ServerFileTests.write(&pair.client, key: 1, value: 10, at: 5, id: 0))
+        pair.client.disconnect()
+        pair.server = backup
+        #expect(pair.connect()?.code == .badServerVersion)
+    }
+
+    @Test func restoredServerThatReAdvancedIsDetectedBySalt211() {
+        var pair = Pair()
+        _ = pair.connect()
+        let backup = pair.server
+        pair.upload(ServerFileTests.write(&pair.client, key: 1, value: 10, at: 5, id: 0))
+        pair.client.disconnect()
+        // Restore, then another client advances the server to the same version number.
+        pair.server = backup
+        var other = Pair(server: pair.server, salt: 5_000)
+        _ = other.connect()
+        other.upload(ServerFileTests.write(&other.client, key: 2, value: 20, at: 6, id: 1))
+        pair.server = other.server
+        #expect(pair.server.currentVersion == 1)
+        let error = pair.connect()
+        #expect(error?.code == .divergingHistories || error?.code == .badClientVersion)
+    }
+
+    @Test func identReissuedAfterRestoreIs211() {
+        var pair = Pair()
+        let backup = pair.server
+        _ = pair.connect()  // ident 1 allocated after the backup
+        pair.client.disconnect()
+        pair.server = backup
+        var other = Pair(server: pair.server, salt: 9_000)
+        _ = other.connect()  // ident 1 re-issued with another salt
+        pair.server = other.server
+        #expect(pair.connect()?.code == .divergingHistories)
+    }
+
+    @Test func duplicateUploadsAreSkipped() {
+        var pair = Pair()
+        _ = pair.connect()
+        guard case .upload(let entries) = ServerFileTests.write(&pair.client, key: 1, value: 10, at: 5, id: 0) else {
+            Issue.record("expected an upload")
+            return
+        }
+        let ident = pair.client.file!.ident
+        var salt: UInt64 = 1
+        let first = pair.server.integrate(upload: entries, from: ident, transformer: &pair.transformer, nextSalt: { salt += 1; return salt })
+        let second = pair.server.integrate(upload: entries, from: ident, transformer: &pair.transformer, nextSalt: { salt += 1; return salt })
+        #expect(first.integratedWriteIDs == [0])
+        #expect(second.integratedWriteIDs.isEmpty)
+        #expect(second.duplicatesSkipped == 1)
+        #expect(pair.server.currentVersion == 1)
+    }
+
+    @Test func concurrentWritesConvergeWithLastWriterWins() {
+        var server = ServerFile(initialState: ServerFileTests.schema(), baseSalt: 1)
+        var a = Pair(server: server, salt: 100)
+        _ = a.connect()
+        server = a.server
+        var b = Pair(server: server, salt: 200)
+        _ = b.connect()
+        // Both write the same object offline; b's clock is later, so b wins.
+        let uploadA = ServerFileTests.write(&a.client, key: 7, value: 1, at: 1_000, id: 0)
+        let uploadB = ServerFileTests.write(&b.client, key: 7, value: 2, at: 2_000, id: 1)
+        a.server = b.server
+        a.upload(uploadA)
+        b.server = a.server
+        b.upload(uploadB)
+        a.server = b.server
+        let download = a.server.download(for: a.client.file!.ident, after: a.client.downloadCursor)
+        _ = a.client.receive(.download(download), transformer: &a.transformer)
+        #expect(a.client.replica == b.client.replica)
+        #expect(a.client.replica == a.server.state)
+        #expect(a.server.state.value(of: ObjectRef(table: ServerFileTests.table, key: .int(7)), field: 1) == .int(2))
+    }
+}
