@@ -22,10 +22,11 @@ struct BenchCommandTests {
         let arguments = ["--workload", "all", "--clients", "3", "--instructions", "600",
                          "--objects", "100", "--seed", "4"]
         let lines = try runToCSV(arguments)
-        #expect(lines.first == "workload,role,clients,instructions_merged,instructions_against,"
+        let header: String = "workload,role,clients,instructions_merged,instructions_against,"
             + "merge_cpu_seconds,instructions_per_second,encoded_bytes_per_instruction,"
             + "peak_memory_bytes_per_instruction,peak_resident_bytes,growth_exponent,repetitions,"
-            + "seed,replica_digest,changeset_digest")
+            + "seed,replica_digest,changeset_digest"
+        #expect(lines.first == header)
         #expect(lines.count == 6)
         let again = try runToCSV(arguments)
         let digests = { (lines: [String]) in lines.map { $0.split(separator: ",").suffix(2) } }
