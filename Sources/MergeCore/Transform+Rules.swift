@@ -40,6 +40,8 @@ extension Transformer {
     /// Merges local slot `major` with incoming slot `minor` (both alive).
     @inline(__always)
     mutating func mergePair(_ major: Int, _ minor: Int) throws(MergeError) {
+        precondition(major < arena.localCount, "major slot must be local")
+        precondition(minor >= arena.localCount, "minor slot must be incoming")
         let kindMajor = arena.kind[major]
         let kindMinor = arena.kind[minor]
         let nodeMajor = arena.node[major]

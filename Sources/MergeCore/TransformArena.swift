@@ -65,10 +65,9 @@ struct TransformArena: Sendable {
     @inline(__always)
     mutating func append(
         _ instruction: Instruction, changeset changesetIndex: Int, position offset: Int,
-        nodes: inout ObjectNodeTable
+        node objectNode: Int32
     ) throws(MergeError) {
         var flag = Self.alive
-        var objectNode: Int32 = -1
         var fieldValue = UInt32.max
         var first: UInt32 = 0
         var second: UInt32 = 0
@@ -78,23 +77,17 @@ struct TransformArena: Sendable {
             break
         case .addColumn(_, let field, _, _, _, _), .eraseColumn(_, let field):
             fieldValue = field
-        case .createObject(let object), .eraseObject(let object):
-            objectNode = nodes.node(for: object)
-        case let .update(object, field, value, isDefault):
-            objectNode = nodes.node(for: object)
+        case .createObject, .eraseObject:
+            break
+        case let .update(_, field, _, isDefault):
             fieldValue = field
             if isDefault { flag |= Self.isDefault }
-            if case .link(let target) = value { nodes.union(objectNode, nodes.node(for: target)) }
-        case let .addInteger(object, field, _), let .clear(object, field):
-            objectNode = nodes.node(for: object)
+        case let .addInteger(_, field, _), let .clear(_, field):
             fieldValue = field
-        case let .setInsert(object, field, value), let .setErase(object, field, value):
-            objectNode = nodes.node(for: object)
+        case let .setInsert(_, field, _), let .setErase(_, field, _):
             fieldValue = field
-            if case .link(let target) = value { nodes.union(objectNode, nodes.node(for: target)) }
-        case let .arrayUpdate(object, field, listIndex, value, priorSize),
-            let .arrayInsert(object, field, listIndex, value, priorSize):
-            objectNode = nodes.node(for: object)
+        case let .arrayUpdate(_, field, listIndex, _, priorSize),
+            let .arrayInsert(_, field, listIndex, _, priorSize):
             fieldValue = field
             first = listIndex
             size = priorSize
@@ -102,9 +95,7 @@ struct TransformArena: Sendable {
             guard listIndex <= limit, priorSize > 0 || instruction.kindCode == 8 else {
                 throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
             }
-            if case .link(let target) = value { nodes.union(objectNode, nodes.node(for: target)) }
-        case let .arrayMove(object, field, from, to, priorSize):
-            objectNode = nodes.node(for: object)
+        case let .arrayMove(_, field, from, to, priorSize):
             fieldValue = field
             first = from
             second = to
@@ -115,8 +106,7 @@ struct TransformArena: Sendable {
             guard to < priorSize else {
                 throw .indexBeyondPriorSize(index: to, priorSize: priorSize)
             }
-        case let .arrayErase(object, field, listIndex, priorSize):
-            objectNode = nodes.node(for: object)
+        case let .arrayErase(_, field, listIndex, priorSize):
             fieldValue = field
             first = listIndex
             size = priorSize
@@ -179,6 +169,79 @@ struct ObjectNodeTable: Sendable {
         hashes.removeAll(keepingCapacity: true)
         parent.removeAll(keepingCapacity: true)
         size.removeAll(keepingCapacity: true)
+    }
+
+    /// The node of the instruction's object (created on first sight), joined with the node
+    /// of its link target if it carries one; -1 for schema instructions.
+    @inline(__always)
+    mutating func scanNode(for instruction: Instruction) -> Int32 {
+        guard let object = instruction.object else { return -1 }
+        let objectNode = node(for: object)
+        if let target = instruction.linkTarget { union(objectNode, node(for: target)) }
+        return objectNode
+    }
+
+    /// For a local instruction when the incoming side has no EraseColumn: the node of its
+    /// object if the incoming side touches the object (or the link target it carries), else
+    /// nil, meaning no incoming instruction can interact with it (every rule between
+    /// instructions on different objects is a no-op), so it need not enter the arena.
+    @inline(__always)
+    mutating func relevantNode(for instruction: Instruction) -> Int32? {
+        guard let object = instruction.object else { return -1 }
+        if let objectNode = existingNode(for: object) { return objectNode }
+        guard let target = instruction.linkTarget, let targetNode = existingNode(for: target) else {
+            return nil
+        }
+        let objectNode = node(for: object)
+        union(objectNode, targetNode)
+        return objectNode
+    }
+
+    /// `relevantNode(for:)` for `instructions[position]`, matching the element in place so
+    /// that only the object reference (and a link target) is copied, not the instruction.
+    @inline(__always)
+    mutating func relevantNode(
+        in instructions: ContiguousArray<Instruction>, at position: Int
+    ) -> Int32? {
+        let target: ObjectRef
+        switch instructions[position] {
+        case .addTable, .addColumn, .eraseColumn:
+            return -1
+        case .update(let object, _, .link(let link), _),
+            .arrayUpdate(let object, _, _, .link(let link), _),
+            .arrayInsert(let object, _, _, .link(let link), _),
+            .setInsert(let object, _, .link(let link)):
+            if let objectNode = existingNode(for: object) { return objectNode }
+            target = link
+            guard let targetNode = existingNode(for: target) else { return nil }
+            let objectNode = node(for: object)
+            union(objectNode, targetNode)
+            return objectNode
+        case .createObject(let object), .eraseObject(let object),
+            .update(let object, _, _, _), .arrayUpdate(let object, _, _, _, _),
+            .addInteger(let object, _, _), .arrayInsert(let object, _, _, _, _),
+            .arrayMove(let object, _, _, _, _), .arrayErase(let object, _, _, _),
+            .clear(let object, _), .setInsert(let object, _, _), .setErase(let object, _, _):
+            return existingNode(for: object)
+        }
+    }
+
+    /// The node of `object` if it has one.
+    @inline(__always)
+    func existingNode(for object: ObjectRef) -> Int32? {
+        let hash = stableHash(object)
+        let mask = slots.count - 1
+        var slotIndex = Int(truncatingIfNeeded: hash) & mask
+        let tag = hash & 0xFFFF_FFFF_0000_0000
+        while true {
+            let slot = slots[slotIndex]
+            if slot == 0 { return nil }
+            if slot & 0xFFFF_FFFF_0000_0000 == tag {
+                let node = Int(slot & 0xFFFF_FFFF) - 1
+                if hashes[node] == hash && objects[node] == object { return Int32(node) }
+            }
+            slotIndex = (slotIndex + 1) & mask
+        }
     }
 
     /// The node of `object`, created on first sight.

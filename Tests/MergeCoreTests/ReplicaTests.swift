@@ -187,4 +187,16 @@ struct ReplicaTests {
             try? transformer.merge(incoming: &incoming, local: &local, localFileIdent: 0)
         }
     }
+
+    @Test("limits fit the encodings that rely on them")
+    func limitRelationships() {
+        // Object slots and node slots keep `index + 1` in 32 bits.
+        #expect(MergeLimits.objectsMax < Int(UInt32.max))
+        // Arena positions are Int32 and a merge holds both sides.
+        #expect(2 * MergeLimits.mergeInstructionsMax < Int(Int32.max))
+        // List sizes are UInt32 and a merge can add one per incoming insert.
+        #expect(UInt64(MergeLimits.listElementsMax) + UInt64(MergeLimits.mergeInstructionsMax)
+                < UInt64(UInt32.max))
+        #expect(MergeLimits.columnsPerTableMax <= Int(UInt32.max))
+    }
 }
