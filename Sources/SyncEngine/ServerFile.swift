@@ -188,7 +188,10 @@ public struct ServerFile: Sendable {
         transformer: inout Transformer, nextSalt: () -> UInt64, outcome: inout UploadOutcome
     ) -> ProtocolError? {
         let slot = Int(ident)
-        var record = clientFiles[slot]!
+        // Take the record out (leaving nil) so that its arrays stay uniquely referenced and are
+        // mutated in place; it is put back on every path out.
+        var record = clientFiles[slot].take()!
+        defer { clientFiles[slot] = record }
         if base > currentVersion || base < historyBase.version {
             return ProtocolError(code: .badServerVersion, action: .clientReset)
         }
@@ -271,7 +274,6 @@ public struct ServerFile: Sendable {
             record.lastIntegratedClientVersion = clientVersion
             outcome.integratedWriteIDs.append(writeIDs[offset])
         }
-        clientFiles[slot] = record
         return nil
     }
 }

@@ -189,23 +189,29 @@ public struct SyncClient: Sendable {
             let seen = entries[start].lastIntegratedRemoteVersion
             var end = start + 1
             while end < entries.count, entries[end].lastIntegratedRemoteVersion == seen { end += 1 }
-            var incoming = ContiguousArray(entries[start..<end])
             var firstLocal = 0
             while firstLocal < unsynced.count, unsynced[firstLocal].original.version <= seen {
                 firstLocal += 1
             }
-            if firstLocal < unsynced.count {
-                var local = ContiguousArray<Changeset>()
-                local.reserveCapacity(unsynced.count - firstLocal)
-                for index in firstLocal..<unsynced.count { local.append(unsynced[index].reciprocal) }
-                do {
-                    try transformer.merge(incoming: &incoming, local: &local, localFileIdent: ident)
-                } catch {
-                    return false
+            if firstLocal == unsynced.count {
+                // Nothing local is concurrent: apply the entries as they are, without copying.
+                for index in start..<end {
+                    do { try replica.apply(entries[index]) } catch { return false }
                 }
-                for (offset, changeset) in local.enumerated() {
-                    unsynced[firstLocal + offset].reciprocal = changeset
-                }
+                start = end
+                continue
+            }
+            var incoming = ContiguousArray(entries[start..<end])
+            var local = ContiguousArray<Changeset>()
+            local.reserveCapacity(unsynced.count - firstLocal)
+            for index in firstLocal..<unsynced.count { local.append(unsynced[index].reciprocal) }
+            do {
+                try transformer.merge(incoming: &incoming, local: &local, localFileIdent: ident)
+            } catch {
+                return false
+            }
+            for (offset, changeset) in local.enumerated() {
+                unsynced[firstLocal + offset].reciprocal = changeset
             }
             for changeset in incoming {
                 do { try replica.apply(changeset) } catch { return false }
