@@ -98,6 +98,9 @@ public struct Transformer: Sendable {
     /// The first arena slot of each changeset's instructions.
     var changesetFirstSlot: ContiguousArray<Int> = []
     var changesetModified: ContiguousArray<Bool> = []
+    /// The discriminant rank of each changeset (see `rankChangesets`), and its scratch order.
+    var changesetRank: ContiguousArray<UInt32> = []
+    var rankOrder: ContiguousArray<Int32> = []
     /// Incoming positions of schema instructions, ascending.
     var schemaPositions: ContiguousArray<Int32> = []
     /// Discriminants per changeset: local changesets first, then incoming ones.
@@ -158,6 +161,7 @@ public struct Transformer: Sendable {
         let localCount = arena.localCount
         let totalCount = arena.count
         if localCount == 0 || totalCount == localCount { return }
+        rankChangesets()
         buildIndex()
         for major in 0..<localCount where arena.isAlive(major) {
             if fallbackAllPairs || arena.node[major] < 0 {
@@ -183,7 +187,20 @@ public struct Transformer: Sendable {
         let groupEnd = Int(groupStart[root + 1])
         var schemaIndex = 0
         let schemaEnd = schemaPositions.count
+        let majorKind = arena.kind[major]
+        let listFastPath = schemaEnd == 0
+            && (majorKind == Kind.arrayInsert || majorKind == Kind.arrayErase)
         while groupIndex < groupEnd || schemaIndex < schemaEnd {
+            if listFastPath {
+                // Runs of ArrayInsert/ArrayErase on the major's list go through a tight loop;
+                // it stops at the first minor it does not handle, which the generic path takes.
+                let outcome = arena.mergeListRun(
+                    major: major, minors: groupPositions, from: groupIndex, to: groupEnd,
+                    ranks: changesetRank)
+                if let mismatch = outcome.mismatch { throw mismatch }
+                groupIndex = outcome.stoppedAt
+                if !arena.isAlive(major) || groupIndex >= groupEnd { return }
+            }
             let minor: Int
             if schemaIndex < schemaEnd
                 && (groupIndex >= groupEnd
@@ -261,8 +278,8 @@ public struct Transformer: Sendable {
                     node = relevant
                     if case .eraseColumn = instructions[position] { fallback = true }
                 }
-                try arena.append(instructions[position], changeset: changesetIndex,
-                                 position: position, node: node)
+                try arena.append(instructions, changeset: changesetIndex, position: position,
+                                 node: node)
             }
         }
         arena.localCount = arena.count
@@ -271,8 +288,8 @@ public struct Transformer: Sendable {
             changesetFirstSlot[changesetIndex] = arena.count
             let instructions = changesets[changesetIndex].instructions
             for position in instructions.indices {
-                try arena.append(instructions[position], changeset: changesetIndex,
-                                 position: position, node: incomingNodes[incomingIndex])
+                try arena.append(instructions, changeset: changesetIndex, position: position,
+                                 node: incomingNodes[incomingIndex])
                 incomingIndex += 1
             }
         }
@@ -331,7 +348,7 @@ public struct Transformer: Sendable {
             changesetModified[Int(arena.changeset[slot])] = true
         }
         for changesetIndex in changesets.indices where changesetModified[changesetIndex] {
-            var slot = changesetFirstSlot[changesetIndex]
+            let slotStart = changesetFirstSlot[changesetIndex]
             let slotEnd: Int
             if changesetIndex + 1 == localChangesetCount {
                 slotEnd = arena.localCount
@@ -340,41 +357,74 @@ public struct Transformer: Sendable {
             } else {
                 slotEnd = arena.count
             }
-            let original = changesets[changesetIndex].instructions
-            var rewritten = ContiguousArray<Instruction>()
-            rewritten.reserveCapacity(original.count)
-            for position in original.indices {
-                guard slot < slotEnd && Int(arena.position[slot]) == position else {
-                    rewritten.append(original[position])  // skipped: untouched
-                    continue
-                }
-                defer { slot += 1 }
-                guard arena.isAlive(slot) else { continue }
-                if arena.flags[slot] & TransformArena.dirty != 0 {
-                    rewritten.append(arena.rebuilt(original[position], slot))
-                } else {
-                    rewritten.append(original[position])
-                }
-            }
-            precondition(slot == slotEnd, "write-back did not cover the changeset's slots")
-            changesets[changesetIndex].instructions = rewritten
+            compact(changesetIndex, slots: slotStart..<slotEnd)
         }
+    }
+
+    /// Compacts one changeset in place: discarded instructions are moved to the end (moves,
+    /// not copies) and dropped; shifted list instructions are re-encoded where they stand.
+    /// Instructions without a slot (skipped by the scan) are untouched.
+    /// - Complexity: O(instructions of the changeset).
+    private mutating func compact(_ changesetIndex: Int, slots: Range<Int>) {
+        let count = changesets[changesetIndex].instructions.count
+        var slot = slots.lowerBound
+        var write = 0
+        for position in 0..<count {
+            var keep = true
+            var rebuild = false
+            if slot < slots.upperBound && Int(arena.position[slot]) == position {
+                keep = arena.isAlive(slot)
+                rebuild = keep && arena.flags[slot] & TransformArena.dirty != 0
+                if rebuild {
+                    let instruction = changesets[changesetIndex].instructions[position]
+                    changesets[changesetIndex].instructions[position] =
+                        arena.rebuilt(instruction, slot)
+                }
+                slot += 1
+            }
+            guard keep else { continue }
+            if write != position {
+                changesets[changesetIndex].instructions.swapAt(write, position)
+            }
+            write += 1
+        }
+        precondition(slot == slots.upperBound, "write-back did not cover the changeset's slots")
+        changesets[changesetIndex].instructions.removeLast(count - write)
     }
 
     // MARK: - Helpers for the rules
 
-    /// Whether arena slot `a` beats slot `b` (higher discriminant; ties go to incoming).
+    /// Whether arena slot `a` beats slot `b`: the higher discriminant, precomputed as a rank
+    /// per changeset (ties between the sides go to incoming; see `rankChangesets`).
     @inline(__always)
     func wins(_ a: Int, _ b: Int) -> Bool {
-        let changesetA = Int(arena.changeset[a])
-        let changesetB = Int(arena.changeset[b])
-        let timeA = discriminantTime[changesetA]
-        let timeB = discriminantTime[changesetB]
-        if timeA != timeB { return timeA > timeB }
-        let identA = discriminantIdent[changesetA]
-        let identB = discriminantIdent[changesetB]
-        if identA != identB { return identA > identB }
-        return a >= arena.localCount
+        changesetRank[Int(arena.changeset[a])] > changesetRank[Int(arena.changeset[b])]
+    }
+
+    /// Ranks the changesets by (timestamp, file ident, side), incoming above local on equal
+    /// discriminants, so that `wins` is one integer compare.
+    /// - Complexity: O(C log C) for C changesets.
+    mutating func rankChangesets() {
+        rankOrder.removeAll(keepingCapacity: true)
+        rankOrder.append(contentsOf: 0..<Int32(changesets.count))
+        let localCount = Int32(localChangesetCount)
+        let times = discriminantTime
+        let idents = discriminantIdent
+        rankOrder.sort { a, b in
+            let timeA = times[Int(a)]
+            let timeB = times[Int(b)]
+            if timeA != timeB { return timeA < timeB }
+            let identA = idents[Int(a)]
+            let identB = idents[Int(b)]
+            if identA != identB { return identA < identB }
+            let incomingA = a >= localCount
+            let incomingB = b >= localCount
+            if incomingA != incomingB { return incomingB }
+            return a < b
+        }
+        changesetRank.removeAll(keepingCapacity: true)
+        changesetRank.append(contentsOf: repeatElement(0, count: changesets.count))
+        for rank in rankOrder.indices { changesetRank[Int(rankOrder[rank])] = UInt32(rank) }
     }
 
     /// The instruction at arena slot `slot`, as originally scanned (values may have been

@@ -61,41 +61,66 @@ struct TransformArena: Sendable {
     @inline(__always)
     mutating func markDirty(_ slot: Int) { flags[slot] |= Self.dirty }
 
-    /// Scans one instruction into a new slot.
+    /// Scans `instructions[offset]` into a new slot, matching the element in place (no copy
+    /// of the instruction).
     @inline(__always)
     mutating func append(
-        _ instruction: Instruction, changeset changesetIndex: Int, position offset: Int,
-        node objectNode: Int32
+        _ instructions: ContiguousArray<Instruction>, changeset changesetIndex: Int,
+        position offset: Int, node objectNode: Int32
     ) throws(MergeError) {
         var flag = Self.alive
+        var kindCode: UInt8
         var fieldValue = UInt32.max
         var first: UInt32 = 0
         var second: UInt32 = 0
         var size: UInt32 = 0
-        switch instruction {
+        switch instructions[offset] {
         case .addTable:
-            break
-        case .addColumn(_, let field, _, _, _, _), .eraseColumn(_, let field):
+            kindCode = Kind.addTable
+        case .addColumn(_, let field, _, _, _, _):
+            kindCode = Kind.addColumn
             fieldValue = field
-        case .createObject, .eraseObject:
-            break
+        case .eraseColumn(_, let field):
+            kindCode = Kind.eraseColumn
+            fieldValue = field
+        case .createObject:
+            kindCode = Kind.createObject
+        case .eraseObject:
+            kindCode = Kind.eraseObject
         case let .update(_, field, _, isDefault):
+            kindCode = Kind.update
             fieldValue = field
             if isDefault { flag |= Self.isDefault }
-        case let .addInteger(_, field, _), let .clear(_, field):
+        case let .addInteger(_, field, _):
+            kindCode = Kind.addInteger
             fieldValue = field
-        case let .setInsert(_, field, _), let .setErase(_, field, _):
+        case let .clear(_, field):
+            kindCode = Kind.clear
             fieldValue = field
-        case let .arrayUpdate(_, field, listIndex, _, priorSize),
-            let .arrayInsert(_, field, listIndex, _, priorSize):
+        case let .setInsert(_, field, _):
+            kindCode = Kind.setInsert
+            fieldValue = field
+        case let .setErase(_, field, _):
+            kindCode = Kind.setErase
+            fieldValue = field
+        case let .arrayUpdate(_, field, listIndex, _, priorSize):
+            kindCode = Kind.arrayUpdate
             fieldValue = field
             first = listIndex
             size = priorSize
-            let limit = instruction.kindCode == 8 ? priorSize : priorSize &- 1
-            guard listIndex <= limit, priorSize > 0 || instruction.kindCode == 8 else {
+            guard listIndex < priorSize else {
+                throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
+            }
+        case let .arrayInsert(_, field, listIndex, _, priorSize):
+            kindCode = Kind.arrayInsert
+            fieldValue = field
+            first = listIndex
+            size = priorSize
+            guard listIndex <= priorSize else {
                 throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
             }
         case let .arrayMove(_, field, from, to, priorSize):
+            kindCode = Kind.arrayMove
             fieldValue = field
             first = from
             second = to
@@ -107,6 +132,7 @@ struct TransformArena: Sendable {
                 throw .indexBeyondPriorSize(index: to, priorSize: priorSize)
             }
         case let .arrayErase(_, field, listIndex, priorSize):
+            kindCode = Kind.arrayErase
             fieldValue = field
             first = listIndex
             size = priorSize
@@ -114,7 +140,7 @@ struct TransformArena: Sendable {
                 throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
             }
         }
-        kind.append(instruction.kindCode)
+        kind.append(kindCode)
         flags.append(flag)
         node.append(objectNode)
         field.append(fieldValue)
@@ -123,6 +149,117 @@ struct TransformArena: Sendable {
         priorSize.append(size)
         changeset.append(UInt32(truncatingIfNeeded: changesetIndex))
         position.append(UInt32(truncatingIfNeeded: offset))
+    }
+
+    /// The ArrayInsert/ArrayErase rules of `Transform+Rules.swift`, for one major list
+    /// instruction against the incoming slots `minors[from ..< to]` (one conflict group, in
+    /// order), over raw buffers: the hot loop of a contested list. Minors on other objects or
+    /// other fields are skipped; the loop stops at an EraseObject of the major's object, at
+    /// the first alive minor on the same list that is not an ArrayInsert or ArrayErase, or
+    /// when the major is discarded.
+    ///
+    /// The rules are the same as `insertVersusInsert`, `insertVersusErase` and
+    /// `eraseVersusErase` (the exhaustive tests cover both paths).
+    /// - Returns: the position to continue from, and a prior-size mismatch if one was found.
+    /// - Complexity: O(to − from).
+    mutating func mergeListRun(
+        major: Int, minors: ContiguousArray<Int32>, from: Int, to: Int,
+        ranks: ContiguousArray<UInt32>
+    ) -> (stoppedAt: Int, mismatch: MergeError?) {
+        precondition(major < localCount, "major slot must be local")
+        precondition(from <= to && to <= minors.count, "minor range out of bounds")
+        let majorNode = node[major]
+        let majorField = field[major]
+        let majorIsInsert = kind[major] == Kind.arrayInsert
+        let majorRank = ranks[Int(changeset[major])]
+        var majorIndex = index[major]
+        var majorSize = priorSize[major]
+        var majorAlive = true
+        var stoppedAt = to
+        var mismatch: MergeError?
+        let kinds = kind
+        let nodes = node
+        let fields = field
+        let changesets = changeset
+        flags.withUnsafeMutableBufferPointer { flags in
+            index.withUnsafeMutableBufferPointer { indices in
+                priorSize.withUnsafeMutableBufferPointer { sizes in
+                    var cursor = from
+                    while cursor < to {
+                        let minor = Int(minors[cursor])
+                        if flags[minor] & Self.alive == 0 || nodes[minor] != majorNode {
+                            cursor += 1
+                            continue
+                        }
+                        let minorKind = kinds[minor]
+                        if fields[minor] != majorField {
+                            // Other fields commute; EraseObject is left to the generic rules.
+                            if minorKind == Kind.eraseObject { break }
+                            cursor += 1
+                            continue
+                        }
+                        let minorIsInsert = minorKind == Kind.arrayInsert
+                        guard minorIsInsert || minorKind == Kind.arrayErase else { break }
+                        let minorSize = sizes[minor]
+                        guard minorSize == majorSize else {
+                            mismatch = .priorSizeMismatch(priorSizeIncoming: minorSize,
+                                                          priorSizeLocal: majorSize)
+                            break
+                        }
+                        let minorIndex = indices[minor]
+                        flags[minor] |= Self.dirty
+                        if majorIsInsert && minorIsInsert {
+                            let minorWins = ranks[Int(changesets[minor])] > majorRank
+                            if majorIndex < minorIndex || (majorIndex == minorIndex && minorWins) {
+                                indices[minor] = minorIndex + 1
+                            } else {
+                                majorIndex += 1
+                            }
+                            majorSize += 1
+                            sizes[minor] = minorSize + 1
+                        } else if majorIsInsert {
+                            if majorIndex <= minorIndex {
+                                indices[minor] = minorIndex + 1
+                            } else {
+                                majorIndex -= 1
+                            }
+                            majorSize -= 1
+                            sizes[minor] = minorSize + 1
+                        } else if minorIsInsert {
+                            if minorIndex <= majorIndex {
+                                majorIndex += 1
+                            } else {
+                                indices[minor] = minorIndex - 1
+                            }
+                            majorSize += 1
+                            sizes[minor] = minorSize - 1
+                        } else if majorIndex == minorIndex {
+                            flags[minor] &= ~Self.alive
+                            majorAlive = false
+                            cursor += 1
+                            break
+                        } else {
+                            if majorIndex < minorIndex {
+                                indices[minor] = minorIndex - 1
+                            } else {
+                                majorIndex -= 1
+                            }
+                            majorSize -= 1
+                            sizes[minor] = minorSize - 1
+                        }
+                        cursor += 1
+                    }
+                    stoppedAt = cursor
+                }
+            }
+        }
+        if majorIndex != index[major] || majorSize != priorSize[major] {
+            index[major] = majorIndex
+            priorSize[major] = majorSize
+            flags[major] |= Self.dirty
+        }
+        if !majorAlive { flags[major] &= ~Self.alive }
+        return (stoppedAt, mismatch)
     }
 
     /// `instruction` with the list indices and prior size of `slot`.
