@@ -37,6 +37,17 @@
 //! result is identical; a server merging a short upload against a long history then pays one
 //! hash and one probe of a small, cache-resident table per history instruction.
 //!
+//! ## Cost in practice
+//!
+//! The grid is exact, so its cost is the reference's: Σ D_g · L_g pair checks. Map workloads
+//! have small groups and cost about (D + L) scan work. A contested list (every client editing
+//! the same few lists) is quadratic in the edits per list, as in the reference; a tight loop
+//! over raw buffers (`TransformArena.mergeListRun`) keeps ArrayInsert/ArrayErase pairs at a
+//! few nanoseconds each, but no index-based transform that stays equal to the pairwise grid
+//! (which client and server must agree on, whatever their batching) avoids the product.
+//! A server integrating uploads that all start from one old base scans the whole window for
+//! each upload, so its cost grows with the window, not with the upload.
+//!
 //! ## Rules (same object and field unless noted)
 //!
 //! - AddTable vs AddTable, AddColumn vs AddColumn: identical → both discarded; different →

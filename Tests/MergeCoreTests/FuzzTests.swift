@@ -8,7 +8,8 @@
 //!
 //!     SYNCSIM_FUZZ_SEEDS=100000 swift test -c release --filter MergeCoreTests.FuzzTests
 //!
-//! `SYNCSIM_FUZZ_FIRST_SEED=N` starts at seed N. A failing seed prints one line:
+//! `SYNCSIM_FUZZ_FIRST_SEED=N` starts at seed N. A second test runs a third as many seeds with
+//! EraseColumn/AddColumn races mixed in (the all-pairs fallback). A failing seed prints one line:
 //!
 //!     reproduce: SYNCSIM_FUZZ_FIRST_SEED=123 SYNCSIM_FUZZ_SEEDS=1 swift test --filter MergeCoreTests.FuzzTests
 
