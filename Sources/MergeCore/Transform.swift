@@ -112,6 +112,8 @@ public struct Transformer: Sendable {
     /// The discriminant rank of each changeset (see `rankChangesets`), and its scratch order.
     var changesetRank: ContiguousArray<UInt32> = []
     var rankOrder: ContiguousArray<Int32> = []
+    /// The group root of each node, fixed once the scan is done.
+    var nodeRoot: ContiguousArray<Int32> = []
     /// Incoming positions of schema instructions, ascending.
     var schemaPositions: ContiguousArray<Int32> = []
     /// Discriminants per changeset: local changesets first, then incoming ones.
@@ -193,7 +195,7 @@ public struct Transformer: Sendable {
     /// incoming schema instructions, in incoming order.
     @inline(__always)
     private mutating func mergeWithGroup(_ major: Int) throws(MergeError) {
-        let root = Int(nodes.find(arena.node[major]))
+        let root = Int(nodeRoot[Int(arena.node[major])])
         var groupIndex = Int(groupStart[root])
         let groupEnd = Int(groupStart[root + 1])
         var schemaIndex = 0
@@ -201,7 +203,16 @@ public struct Transformer: Sendable {
         let majorKind = arena.kind[major]
         let listFastPath = schemaEnd == 0
             && (majorKind == Kind.arrayInsert || majorKind == Kind.arrayErase)
+        let updateFastPath = schemaEnd == 0 && majorKind == Kind.update
         while groupIndex < groupEnd || schemaIndex < schemaEnd {
+            if updateFastPath {
+                // Runs of field instructions go through a tight loop (Update vs Update LWW);
+                // it stops at the first minor it does not handle.
+                groupIndex = arena.mergeUpdateRun(
+                    major: major, minors: groupPositions, from: groupIndex, to: groupEnd,
+                    ranks: changesetRank)
+                if !arena.isAlive(major) || groupIndex >= groupEnd { return }
+            }
             if listFastPath {
                 // Runs of ArrayInsert/ArrayErase on the major's list go through a tight loop;
                 // it stops at the first minor it does not handle, which the generic path takes.
@@ -312,6 +323,9 @@ public struct Transformer: Sendable {
     /// Buckets incoming object instructions by group root (stable counting sort).
     private mutating func buildIndex() {
         let nodeCount = nodes.count
+        nodeRoot.removeAll(keepingCapacity: true)
+        nodeRoot.reserveCapacity(nodeCount)
+        for node in 0..<Int32(nodeCount) { nodeRoot.append(nodes.find(node)) }
         groupStart.removeAll(keepingCapacity: true)
         groupStart.append(contentsOf: repeatElement(0, count: nodeCount + 1))
         schemaPositions.removeAll(keepingCapacity: true)
@@ -321,7 +335,7 @@ public struct Transformer: Sendable {
             if node < 0 {
                 schemaPositions.append(Int32(position))
             } else {
-                groupStart[Int(nodes.find(node)) + 1] += 1
+                groupStart[Int(nodeRoot[Int(node)]) + 1] += 1
             }
         }
         for root in 0..<nodeCount { groupStart[root + 1] += groupStart[root] }
@@ -332,7 +346,7 @@ public struct Transformer: Sendable {
         for position in localCount..<arena.count {
             let node = arena.node[position]
             if node < 0 { continue }
-            let root = Int(nodes.find(node))
+            let root = Int(nodeRoot[Int(node)])
             groupPositions[Int(groupStart[root])] = Int32(position)
             groupStart[root] += 1
         }

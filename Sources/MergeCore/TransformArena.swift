@@ -262,6 +262,59 @@ struct TransformArena: Sendable {
         return (stoppedAt, mismatch)
     }
 
+    /// The Update vs Update rule of `Transform+Rules.swift` (`mergeUpdates`) for one major
+    /// Update against the incoming slots `minors[from ..< to]` of its conflict group: the hot
+    /// loop of map workloads. Minors on other objects, CreateObject and field instructions on
+    /// other fields are skipped (their rules are no-ops); the loop stops at any other minor on
+    /// the major's object (EraseObject, AddInteger on the field, …) or when the major is
+    /// discarded.
+    /// - Returns: the position to continue from.
+    /// - Complexity: O(to − from).
+    mutating func mergeUpdateRun(
+        major: Int, minors: ContiguousArray<Int32>, from: Int, to: Int,
+        ranks: ContiguousArray<UInt32>
+    ) -> Int {
+        precondition(major < localCount, "major slot must be local")
+        precondition(from <= to && to <= minors.count, "minor range out of bounds")
+        let majorNode = node[major]
+        let majorField = field[major]
+        let majorDefault = flags[major] & Self.isDefault != 0
+        let majorRank = ranks[Int(changeset[major])]
+        var majorAlive = true
+        var cursor = from
+        let kinds = kind
+        let nodes = node
+        let fields = field
+        let changesets = changeset
+        flags.withUnsafeMutableBufferPointer { flags in
+            while cursor < to {
+                let minor = Int(minors[cursor])
+                let minorFlags = flags[minor]
+                if minorFlags & Self.alive == 0 || nodes[minor] != majorNode {
+                    cursor += 1
+                    continue
+                }
+                let minorKind = kinds[minor]
+                if minorKind == Kind.createObject { cursor += 1; continue }
+                if minorKind == Kind.eraseObject { break }
+                if fields[minor] != majorField { cursor += 1; continue }
+                guard minorKind == Kind.update else { break }
+                let minorDefault = minorFlags & Self.isDefault != 0
+                let majorLoses = majorDefault == minorDefault
+                    ? ranks[Int(changesets[minor])] > majorRank
+                    : majorDefault
+                cursor += 1
+                if majorLoses {
+                    majorAlive = false
+                    break
+                }
+                flags[minor] = minorFlags & ~Self.alive
+            }
+        }
+        if !majorAlive { flags[major] &= ~Self.alive }
+        return cursor
+    }
+
     /// `instruction` with the list indices and prior size of `slot`.
     func rebuilt(_ instruction: Instruction, _ slot: Int) -> Instruction {
         switch instruction {
@@ -297,9 +350,11 @@ struct ObjectNodeTable: Sendable {
 
     var count: Int { objects.count }
 
+    /// Clears the table. It starts at a capacity for a quarter of the instructions having
+    /// distinct objects (a smaller table stays in cache) and grows when needed.
     mutating func reset(capacity instructionCount: Int) {
-        var capacity = 16
-        while capacity < 2 * instructionCount + 2 { capacity *= 2 }
+        var capacity = 64
+        while capacity < instructionCount / 2 + 2 { capacity *= 2 }
         slots.removeAll(keepingCapacity: true)
         slots.append(contentsOf: repeatElement(0, count: capacity))
         objects.removeAll(keepingCapacity: true)
@@ -375,7 +430,7 @@ struct ObjectNodeTable: Sendable {
             if slot == 0 { return nil }
             if slot & 0xFFFF_FFFF_0000_0000 == tag {
                 let node = Int(slot & 0xFFFF_FFFF) - 1
-                if hashes[node] == hash && objects[node] == object { return Int32(node) }
+                if objects[node] == object { return Int32(node) }
             }
             slotIndex = (slotIndex + 1) & mask
         }
@@ -394,12 +449,11 @@ struct ObjectNodeTable: Sendable {
             if slot == 0 { break }
             if slot & 0xFFFF_FFFF_0000_0000 == tag {
                 let node = Int(slot & 0xFFFF_FFFF) - 1
-                if hashes[node] == hash && objects[node] == object { return Int32(node) }
+                if objects[node] == object { return Int32(node) }
             }
             slotIndex = (slotIndex + 1) & mask
         }
-        // Each instruction adds at most two nodes and the table holds 2·instructions + 2
-        // slots, so the load factor stays at or below the bound only if we grow here.
+        // Keep the load factor at or below 1/2.
         if (objects.count + 1) * 2 > slots.count {
             grow()
             return node(for: object)
