@@ -386,35 +386,33 @@ public struct Transformer: Sendable {
         }
     }
 
-    /// Compacts one changeset in place: discarded instructions are moved to the end (moves,
-    /// not copies) and dropped; shifted list instructions are re-encoded where they stand.
-    /// Instructions without a slot (skipped by the scan) are untouched.
+    /// Rewrites one changeset: copies the instructions it keeps into a new buffer (shifted
+    /// list instructions re-encoded), dropping discarded ones. A new buffer rather than an
+    /// in-place compaction, because the caller usually still shares the old one (a server's
+    /// history and its reciprocal copies), and an in-place edit would first copy all of it.
+    /// Instructions without a slot (skipped by the scan) are kept as they are.
     /// - Complexity: O(instructions of the changeset).
     private mutating func compact(_ changesetIndex: Int, slots: Range<Int>) {
-        let count = changesets[changesetIndex].instructions.count
+        let original = changesets[changesetIndex].instructions
+        var rewritten = ContiguousArray<Instruction>()
+        rewritten.reserveCapacity(original.count)
         var slot = slots.lowerBound
-        var write = 0
-        for position in 0..<count {
-            var keep = true
-            var rebuild = false
-            if slot < slots.upperBound && Int(arena.position[slot]) == position {
-                keep = arena.isAlive(slot)
-                rebuild = keep && arena.flags[slot] & TransformArena.dirty != 0
-                if rebuild {
-                    let instruction = changesets[changesetIndex].instructions[position]
-                    changesets[changesetIndex].instructions[position] =
-                        arena.rebuilt(instruction, slot)
+        for position in original.indices {
+            guard slot < slots.upperBound && Int(arena.position[slot]) == position else {
+                rewritten.append(original[position])
+                continue
+            }
+            if arena.isAlive(slot) {
+                if arena.flags[slot] & TransformArena.dirty != 0 {
+                    rewritten.append(arena.rebuilt(original[position], slot))
+                } else {
+                    rewritten.append(original[position])
                 }
-                slot += 1
             }
-            guard keep else { continue }
-            if write != position {
-                changesets[changesetIndex].instructions.swapAt(write, position)
-            }
-            write += 1
+            slot += 1
         }
         precondition(slot == slots.upperBound, "write-back did not cover the changeset's slots")
-        changesets[changesetIndex].instructions.removeLast(count - write)
+        changesets[changesetIndex].instructions = rewritten
     }
 
     // MARK: - Helpers for the rules
