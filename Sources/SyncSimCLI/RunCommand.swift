@@ -23,7 +23,7 @@ public struct RunCommand: ParsableCommand {
     @Option(help: "The run's seed (0 ... 2^63-1). Default: the scenario's seed.")
     public var seed: UInt64?
 
-    @Option(help: "Override the scenario's clientsCount (1 ... 100000).")
+    @Option(help: "Override the scenario's clientsCount (1 ... 100000), keeping its clients per partition.")
     public var clients: UInt32?
 
     @Option(help: "Override the scenario's duration: seconds, or a number with s, m, h or d (e.g. 6h).")
@@ -76,7 +76,12 @@ public struct RunCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(2)
         }
-        if let clients { loaded.clientsCount = clients }
+        if let clients {
+            // Keep the scenario's clients per partition (its sharing topology).
+            let perPartition = max(1, Double(loaded.clientsCount) / Double(loaded.partitionsCount))
+            loaded.partitionsCount = UInt32(max(1, (Double(clients) / perPartition).rounded()))
+            loaded.clientsCount = clients
+        }
         if let duration, let seconds = RunCommand.parseDuration(duration) {
             loaded.durationSeconds = seconds
             loaded.faults = loaded.faults.filter { $0.atSeconds < seconds }
