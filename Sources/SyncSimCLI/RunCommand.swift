@@ -122,6 +122,16 @@ public struct RunCommand: ParsableCommand {
         print("digest=\(result.traceDigest.hex)")
         if !result.passed {
             for failure in result.failures { print("FAILED: \(failure)") }
+            let capsule = FailureCapsule(
+                scenario: scenario ?? "default", seed: runSeed, clients: clients,
+                durationSeconds: duration.flatMap(RunCommand.parseDuration),
+                failure: result.failures.joined(separator: "; "), fixedIn: "",
+                commit: BuildInfo.gitCommit, digest: result.traceDigest.hex,
+                reproduce: reproduceLine(seed: runSeed))
+            let path = "\(outputDirectory)/capsule-seed-\(runSeed).json"
+            if let json = try? RunRecord.canonicalJSON(capsule), (try? AtomicFile.write(json + "\n", to: path)) != nil {
+                print("capsule: \(path) (copy it into Data/seeds/ and fill in fixedIn to replay it in every test run)")
+            }
             print("reproduce: \(reproduceLine(seed: runSeed))")
             throw ExitCode(1)
         }
@@ -135,6 +145,20 @@ public struct RunCommand: ParsableCommand {
         if let duration { parts += ["--duration", duration] }
         return parts.joined(separator: " ")
     }
+}
+
+/// Everything needed to replay a failed run: the format of `Data/seeds/*.json`, plus the commit
+/// and digest it failed with.
+struct FailureCapsule: Encodable {
+    var scenario: String
+    var seed: UInt64
+    var clients: UInt32?
+    var durationSeconds: UInt64?
+    var failure: String
+    var fixedIn: String
+    var commit: String
+    var digest: String
+    var reproduce: String
 }
 
 /// The command-line overrides, recorded with the run (as canonical JSON).

@@ -82,6 +82,27 @@ import Testing
         #expect(bytes(directory + "/runs.csv") == Data("previous,csv\r\n".utf8))
     }
 
+    /// Healing may last 1 s but reconnecting takes 30 s: the run must fail, print the
+    /// reproduction line and leave a capsule that `Data/seeds/` can take as it is.
+    @Test func aFailingRunExits1AndWritesACapsule() throws {
+        let directory = try temporaryDirectory()
+        let scenario = directory + "/failing.json"
+        let json = """
+            { "name": "failing", "clientsCount": 20, "partitionsCount": 2, "durationSeconds": 3600,
+              "network": { "lossPerMillion": 200000, "reconnectSecondsMin": 30, "reconnectSecondsMax": 60 },
+              "healing": { "secondsMax": 1 } }
+            """
+        try Data(json.utf8).write(to: URL(fileURLWithPath: scenario))
+        #expect(status(["run", scenario, "--seed", "3", "--out", directory, "--quiet"]) == 1)
+        let capsule = try #require(bytes(directory + "/capsule-seed-3.json"))
+        let fields = try #require(try JSONSerialization.jsonObject(with: capsule) as? [String: Any])
+        #expect(fields["seed"] as? Int == 3)
+        #expect(fields["scenario"] as? String == scenario)
+        #expect((fields["failure"] as? String)?.contains("not quiescent") == true)
+        #expect((fields["reproduce"] as? String) == "syncsim run \(scenario) --seed 3")
+        #expect((fields["digest"] as? String)?.count == 16)
+    }
+
     @Test func durationsParse() {
         #expect(RunCommand.parseDuration("3600") == 3_600)
         #expect(RunCommand.parseDuration("90s") == 90)
