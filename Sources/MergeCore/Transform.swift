@@ -48,6 +48,16 @@
 //! A server integrating uploads that all start from one old base scans the whole window for
 //! each upload, so its cost grows with the window, not with the upload.
 //!
+//! Hot objects of field updates do not pay the product. In a group with at least
+//! `fieldRunsGroupCountMin` incoming instructions (and no incoming schema instruction), a
+//! local Update, AddInteger or CreateObject walks only per-(object, field) chains of the
+//! incoming instructions it can interact with (Updates and AddIntegers on its field,
+//! EraseObjects of its object), in incoming order, with the same rules; every instruction it
+//! skips is one the grid finds a no-op (`Transform+FieldRuns.swift`). Dead incoming
+//! instructions are unlinked when met, so a field of Updates costs O(D_g + L_g): an incoming
+//! Update dies at the first local Update that beats it and a local Update stops at the first
+//! incoming one that beats it. Lists, sets, Clear and EraseObject majors keep the grid walk.
+//!
 //! ## Rules (same object and field unless noted)
 //!
 //! - AddTable vs AddTable, AddColumn vs AddColumn: identical → both discarded; different →
@@ -122,6 +132,12 @@ public struct Transformer: Sendable {
     /// The changesets being merged, moved in for the duration of a merge.
     var changesets: ContiguousArray<Changeset> = []
     var localChangesetCount = 0
+    /// Per-(object, field) chains for large conflict groups (`Transform+FieldRuns.swift`).
+    var fieldRuns = FieldRunIndex()
+    /// Off: every local instruction takes the pairwise walk (the differential tests' reference).
+    var fieldRunsEnabled = true
+    /// Groups with fewer incoming instructions take the pairwise walk (cheaper when small).
+    var fieldRunsGroupCountMin = 32
 
     /// Creates a transformer with empty buffers.
     public init() {}
@@ -143,6 +159,8 @@ public struct Transformer: Sendable {
     ///   disagreement). Both arguments are then left in an unspecified but valid state.
     /// - Complexity: O((D + L) · α(D + L)) plus Σ over conflict groups of D_g · L_g, for D
     ///   incoming and L local instructions; O(D · L) when an EraseColumn is in the window.
+    ///   Field updates in large groups cost O(D_g + L_g) instead (Updates only) or the
+    ///   instructions on their own field (with AddIntegers); lists stay D_g · L_g.
     public mutating func merge(
         incoming: inout ContiguousArray<Changeset>,
         local: inout ContiguousArray<Changeset>,
@@ -176,6 +194,7 @@ public struct Transformer: Sendable {
         if localCount == 0 || totalCount == localCount { return }
         rankChangesets()
         buildIndex()
+        fieldRuns.built = false
         for major in 0..<localCount where arena.isAlive(major) {
             if fallbackAllPairs || arena.node[major] < 0 {
                 var minor = localCount
@@ -201,6 +220,10 @@ public struct Transformer: Sendable {
         var schemaIndex = 0
         let schemaEnd = schemaPositions.count
         let majorKind = arena.kind[major]
+        if fieldRunsApply(kind: majorKind, groupCount: groupEnd - groupIndex) {
+            try mergeWithFieldRuns(major)
+            return
+        }
         let listFastPath = schemaEnd == 0
             && (majorKind == Kind.arrayInsert || majorKind == Kind.arrayErase)
         let updateFastPath = schemaEnd == 0 && majorKind == Kind.update

@@ -1,0 +1,155 @@
+//! Differential tests of the transform's fast paths (`Transform+FieldRuns.swift`): over seeded
+//! random inputs with hot objects, a `Transformer` that takes every fast path (group threshold
+//! 1) must give exactly the result of the pairwise walk (`fieldRunsEnabled = false`): the same
+//! transformed changesets on both sides, or the same error. Both orders must also converge.
+
+@testable import MergeCore
+import Randomness
+import Testing
+
+enum FastPathLimits {
+    static let seedsCount: UInt64 = 300
+    static let changesetsPerSideMax: UInt64 = 6
+    static let editsPerChangesetMax: UInt64 = 40
+}
+
+/// Changesets made one after another on a copy of `base` by one peer.
+func randomSide(base: Replica, random: RandomStream, mix: EditMix, fileIdent: UInt64,
+                tag: Int64) throws -> [Changeset] {
+    var scratch = base
+    var changesets: [Changeset] = []
+    let count = 1 + Int(random.uniformInt(below: FastPathLimits.changesetsPerSideMax))
+    for _ in 0..<count {
+        var instructions = ContiguousArray<Instruction>()
+        let edits = 1 + Int(random.uniformInt(below: FastPathLimits.editsPerChangesetMax))
+        for _ in 0..<edits {
+            instructions.append(try randomEdit(&scratch, random, mix: mix, tag: tag))
+        }
+        // Few distinct timestamps: many ties, decided by file ident.
+        changesets.append(Changeset(version: UInt64(changesets.count + 1),
+                                    originTimestamp: 10 + random.uniformInt(below: 8),
+                                    originFileIdent: fileIdent, instructions: instructions))
+    }
+    return changesets
+}
+
+/// The outcome of one merge: the rewritten sides, or the error.
+enum MergeResult: Equatable {
+    case merged(incoming: [Changeset], local: [Changeset])
+    case failed(MergeError)
+}
+
+func mergeResult(_ transformer: inout Transformer, incoming: [Changeset],
+                 local: [Changeset]) -> MergeResult {
+    var transformedIncoming = ContiguousArray(incoming)
+    var transformedLocal = ContiguousArray(local)
+    do throws(MergeError) {
+        try transformer.merge(incoming: &transformedIncoming, local: &transformedLocal,
+                              localFileIdent: 1)
+    } catch {
+        return .failed(error)
+    }
+    return .merged(incoming: Array(transformedIncoming), local: Array(transformedLocal))
+}
+
+/// Runs one seed; returns a failure description or nil.
+func runFastPathSeed(_ seed: UInt64, mix: EditMix) -> String? {
+    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4650_4154_4850))
+    do {
+        var base = Replica()
+        var setup = ContiguousArray<Instruction>(TestSchema.instructions)
+        for key in 0..<mix.keySpace { setup.append(.createObject(TestSchema.object(key))) }
+        try base.apply(Changeset(version: 1, originTimestamp: 1, originFileIdent: 9,
+                                 instructions: setup))
+        var scratch = base
+        var prefix = ContiguousArray<Instruction>()
+        for _ in 0..<40 { prefix.append(try randomEdit(&scratch, random, mix: mix, tag: 0)) }
+        base = scratch
+        let local = try randomSide(base: base, random: random, mix: mix, fileIdent: 0, tag: 1)
+        let incoming = try randomSide(base: base, random: random, mix: mix,
+                                      fileIdent: 2 + random.uniformInt(below: 2), tag: 2)
+        var pairwise = Transformer()
+        pairwise.fieldRunsEnabled = false
+        var fast = Transformer()
+        fast.fieldRunsGroupCountMin = 1
+        let expected = mergeResult(&pairwise, incoming: incoming, local: local)
+        let actual = mergeResult(&fast, incoming: incoming, local: local)
+        guard expected == actual else {
+            return "fast path differs from pairwise\nlocal: \(local)\nincoming: \(incoming)\n"
+                + "pairwise: \(expected)\nfast: \(actual)"
+        }
+        // Reuse: a second merge on the same (warm) transformers must agree too.
+        let again = mergeResult(&fast, incoming: incoming, local: local)
+        guard again == expected else { return "a reused transformer disagrees" }
+        if case .merged = actual {
+            switch mergeTwoWays(base: base, local: local, incoming: incoming) {
+            case .converged: break
+            case .diverged: return "fast path result diverges"
+            case .applyFailed(let message): return "apply failed: \(message)"
+            case .mergeFailed(let error): return "merge failed: \(error)"
+            }
+        }
+    } catch {
+        return "generator error: \(error)"
+    }
+    return nil
+}
+
+@Suite("Fast paths equal the pairwise walk")
+struct FastPathTests {
+    @Test("hot objects of Updates, AddIntegers and object erases", arguments: [2, 4] as [Int64])
+    func hotFields(keySpace: Int64) {
+        let mix = EditMix(lists: false, sets: false, keySpace: keySpace)
+        var failures = 0
+        for seed in 1...FastPathLimits.seedsCount {
+            if let failure = runFastPathSeed(seed, mix: mix) {
+                failures += 1
+                Issue.record("seed \(seed) keySpace \(keySpace): \(failure)")
+                if failures >= 3 { break }
+            }
+        }
+    }
+
+    @Test("hot objects with every kind of edit", arguments: [1, 3] as [Int64])
+    func everything(keySpace: Int64) {
+        let mix = EditMix(keySpace: keySpace)
+        var failures = 0
+        for seed in 1...FastPathLimits.seedsCount {
+            if let failure = runFastPathSeed(seed &+ 10_000, mix: mix) {
+                failures += 1
+                Issue.record("seed \(seed &+ 10_000) keySpace \(keySpace): \(failure)")
+                if failures >= 3 { break }
+            }
+        }
+    }
+
+    @Test("a hot field of Updates only, long runs on both sides")
+    func longUpdateRuns() {
+        for seed in 1...FastPathLimits.seedsCount {
+            let random = RandomStream(seed: seed, id: StreamID(domain: 0x4650_5550))
+            func side(_ ident: UInt64) -> [Changeset] {
+                (0..<(1 + Int(random.uniformInt(below: 8)))).map { version in
+                    let instructions = ContiguousArray((0..<(1 + Int(random.uniformInt(below: 60)))).map { _ in
+                        Instruction.update(object: TestSchema.object(Int64(random.uniformInt(below: 2))),
+                                           field: TestSchema.plainInt,
+                                           value: .int(Int64(random.uniformInt(below: 100))),
+                                           isDefault: random.chance(1, outOf: 8))
+                    })
+                    return Changeset(version: UInt64(version + 1),
+                                     originTimestamp: random.uniformInt(below: 30),
+                                     originFileIdent: ident, instructions: instructions)
+                }
+            }
+            let local = side(0)
+            let incoming = side(2)
+            var pairwise = Transformer()
+            pairwise.fieldRunsEnabled = false
+            var fast = Transformer()
+            fast.fieldRunsGroupCountMin = 1
+            let expected = mergeResult(&pairwise, incoming: incoming, local: local)
+            let actual = mergeResult(&fast, incoming: incoming, local: local)
+            #expect(expected == actual, "seed \(seed)")
+            if expected != actual { break }
+        }
+    }
+}
