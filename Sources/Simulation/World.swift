@@ -378,20 +378,16 @@ public final class World {
     }
 
     func sendToServer(_ client: UInt32, _ message: ClientMessage) {
-        let slot = Int(client)
-        if lost(slot) {
-            clients[slot].counters.messagesLost += 1
-            counters.messagesLost += 1
-            breakConnectionAndRetry(client)
-            return
-        }
-        let at = max(now + latency(slot), clients[slot].toServerFreeAt)
-        clients[slot].toServerFreeAt = at
-        queue.schedule(at: at, .deliverToServer, subject: client, slot: allocate(.toServer(message)),
-                       generation: clients[slot].epoch)
+        send(client, .toServer(message))
     }
 
     func sendToClient(_ client: UInt32, _ message: ServerMessage) {
+        send(client, .toClient(message))
+    }
+
+    /// Puts a message on the client's connection, FIFO in its direction, unless it is lost
+    /// (which breaks the connection).
+    func send(_ client: UInt32, _ message: InFlight) {
         let slot = Int(client)
         if lost(slot) {
             clients[slot].counters.messagesLost += 1
@@ -399,10 +395,19 @@ public final class World {
             breakConnectionAndRetry(client)
             return
         }
-        let at = max(now + latency(slot), clients[slot].toClientFreeAt)
-        clients[slot].toClientFreeAt = at
-        queue.schedule(at: at, .deliverToClient, subject: client, slot: allocate(.toClient(message)),
-                       generation: clients[slot].epoch)
+        let earliest = now + latency(slot)
+        let at: UInt64
+        let kind: EventKind
+        if case .toServer = message {
+            at = max(earliest, clients[slot].toServerFreeAt)
+            clients[slot].toServerFreeAt = at
+            kind = .deliverToServer
+        } else {
+            at = max(earliest, clients[slot].toClientFreeAt)
+            clients[slot].toClientFreeAt = at
+            kind = .deliverToClient
+        }
+        queue.schedule(at: at, kind, subject: client, slot: allocate(message), generation: clients[slot].epoch)
     }
 
     // MARK: - Server
