@@ -89,7 +89,8 @@ let package = Package(
             dependencies: [
                 "SyncSimCLI", "Simulation", "Measurement", "MergeCore", "MergeWorkloads",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            exclude: ["Help"]
         ),
     ]
 )

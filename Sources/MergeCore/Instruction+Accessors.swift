@@ -1,24 +1,25 @@
 //! Read-only views of an instruction used by the replica and the transform.
 
 extension Instruction {
-    /// A small dense code per instruction type, equal to the reference's wire code.
+    /// A small dense code per instruction type: the reference's wire code (`InstructionCode`), and
+    /// 14 for ArrayUpdate.
     @inline(__always)
     public var kindCode: UInt8 {
         switch self {
-        case .addTable: 0
-        case .createObject: 2
-        case .eraseObject: 3
-        case .update: 4
-        case .addInteger: 5
-        case .addColumn: 6
-        case .eraseColumn: 7
-        case .arrayInsert: 8
-        case .arrayMove: 9
-        case .arrayErase: 10
-        case .clear: 11
-        case .setInsert: 12
-        case .setErase: 13
-        case .arrayUpdate: 14
+        case .addTable: InstructionCode.addTable
+        case .createObject: InstructionCode.createObject
+        case .eraseObject: InstructionCode.eraseObject
+        case .update: InstructionCode.update
+        case .addInteger: InstructionCode.addInteger
+        case .addColumn: InstructionCode.addColumn
+        case .eraseColumn: InstructionCode.eraseColumn
+        case .arrayInsert: InstructionCode.arrayInsert
+        case .arrayMove: InstructionCode.arrayMove
+        case .arrayErase: InstructionCode.arrayErase
+        case .clear: InstructionCode.clear
+        case .setInsert: InstructionCode.setInsert
+        case .setErase: InstructionCode.setErase
+        case .arrayUpdate: InstructionCode.arrayUpdate
         }
     }
 

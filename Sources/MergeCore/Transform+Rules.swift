@@ -5,21 +5,11 @@
 //! two roles. Every rule works on the arena's integers; only schema, set and AddInteger/Update
 //! rules read the `Instruction` itself.
 
-/// Kind codes (the reference's wire codes; ArrayUpdate gets 14, as it is an Update there).
-enum Kind {
-    static let addTable: UInt8 = 0
-    static let createObject: UInt8 = 2
-    static let eraseObject: UInt8 = 3
-    static let update: UInt8 = 4
-    static let addInteger: UInt8 = 5
-    static let addColumn: UInt8 = 6
-    static let eraseColumn: UInt8 = 7
-    static let arrayInsert: UInt8 = 8
-    static let arrayMove: UInt8 = 9
-    static let arrayErase: UInt8 = 10
-    static let clear: UInt8 = 11
-    static let setInsert: UInt8 = 12
-    static let setErase: UInt8 = 13
+/// Kind codes: the reference's wire codes (`InstructionCode`, shared with the codec), plus
+/// ArrayUpdate as 14 (on the wire it is an Update with an index).
+typealias Kind = InstructionCode
+
+extension InstructionCode {
     static let arrayUpdate: UInt8 = 14
 
     @inline(__always)
