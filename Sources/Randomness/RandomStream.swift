@@ -40,8 +40,6 @@ public enum GSLSetup {
 /// A seeded stream of random draws. Not `Sendable` on purpose: one world owns its streams.
 public final class RandomStream {
     @usableFromInline let generator: UnsafeMutablePointer<gsl_rng>
-    /// The GSL seed this stream was initialised with (for diagnostics and capsules).
-    public let seedDerived: UInt64
 
     /// Creates the stream `id` of the run seeded with `seed`.
     public init(seed: UInt64, id: StreamID) {
@@ -53,7 +51,6 @@ public final class RandomStream {
         var derived = splitMix64(seed ^ splitMix64(id.domain &* 0x1000_0000_01B3 ^ splitMix64(id.index)))
         // taus2 maps seed 0 to its default seed; keep derived seeds distinct and non-zero.
         derived = derived & 0xFFFF_FFFF == 0 ? derived | 1 : derived
-        self.seedDerived = derived
         gsl_rng_set(generator, UInt(truncatingIfNeeded: derived))
     }
 
@@ -102,13 +99,6 @@ public final class RandomStream {
     /// A draw from a preprocessed discrete distribution (Walker's alias method in GSL).
     @inlinable public func discrete(_ table: DiscreteDistribution) -> Int {
         Int(gsl_ran_discrete(generator, table.table))
-    }
-
-    /// The generator's raw state, for checkpoints.
-    public func stateBytes() -> [UInt8] {
-        let size = gsl_rng_size(generator)
-        let state = gsl_rng_state(generator)!
-        return Array(UnsafeRawBufferPointer(start: state, count: size))
     }
 }
 

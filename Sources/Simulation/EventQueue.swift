@@ -59,5 +59,4 @@ public struct EventQueue: Sendable {
     }
 
     public mutating func popNext() -> Event? { heap.popMin() }
-    public func peekNext() -> Event? { heap.min }
 }

@@ -21,15 +21,12 @@ public struct Ledger: Sendable {
 
     public init() {}
 
-    public var count: Int { states.count }
-
     public mutating func recordWrite(client: UInt32) -> UInt64 {
         states.append(.pending)
         owners.append(client)
         return UInt64(states.count - 1)
     }
 
-    public func state(of write: UInt64) -> WriteState { states[Int(write)] }
     public func owner(of write: UInt64) -> UInt32 { owners[Int(write)] }
 
     public mutating func markSynced(_ write: UInt64) {

@@ -110,8 +110,6 @@ public final class World {
 
     var counters = WorldCounters()
     var failures: [String] = []
-    /// Called after each event; tests use it to observe the world (nil in normal runs).
-    public var observer: ((World, Event) -> Void)?
 
     /// Stream domains. Never renumber: they decide every draw.
     enum StreamDomain: UInt64 {
@@ -174,7 +172,6 @@ public final class World {
             }
             now = event.time
             step(event)
-            observer?(self, event)
             if healing, messagesInFlight == 0, reconnectsPending == 0 { break }
             if eventsProcessed >= Limits.eventsMax {
                 failures.append("more than Limits.eventsMax events")
@@ -195,12 +192,6 @@ public final class World {
         queue.schedule(at: Time.nanoseconds(seconds: seconds), .scriptedConnectivity, subject: client,
                        generation: online ? 1 : 0)
     }
-
-    /// Per-client deterministic counters so far (for tests and observers).
-    public func counters(ofClient client: UInt32) -> ClientCounters { clients[Int(client)].counters }
-
-    /// Whether a client is online now.
-    public func isOnline(_ client: UInt32) -> Bool { clients[Int(client)].online }
 
     /// Schedules the initial events: connectivity, backups and faults.
     public func start() {

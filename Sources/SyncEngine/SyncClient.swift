@@ -69,9 +69,6 @@ public struct SyncClient: Sendable {
         self.resetMode = resetMode
     }
 
-    /// True once the client has completed a first download (it has a file ident).
-    public var hasSynced: Bool { file != nil }
-
     // MARK: - App calls
 
     /// Commits a local write: applies it to the replica and appends it to the unsynced history.
