@@ -98,50 +98,22 @@ public enum MergeBenchmark {
     /// Integrates the uploads one client after another, the way a server does: each upload is
     /// merged against the history entries it has not seen (all of them, since every client
     /// made its changesets on the base), in their reciprocal form, then appended to the
-    /// history.
-    ///
-    /// With `filtered` (the default), a `HistoryIndex` picks the entries that touch the
-    /// upload's objects or hold schema instructions, and only those are merged: rules between
-    /// instructions on different objects are no-ops, so the transformed upload is the same
-    /// (an EraseColumn anywhere makes the index select everything). `cpuNs` counts the merge
-    /// calls and, when filtering, the index's queries and appends (the server's cost of the
-    /// index), but not the copies of the selected entries.
+    /// history. Only the `merge` calls add to `cpuNs`.
     ///
     /// - Returns: the server history after the base, in server-version order.
     public static func integrate(
-        uploads: inout [ContiguousArray<Changeset>], cpuNs: inout UInt64, against: inout Int,
-        filtered: Bool = true
+        uploads: inout [ContiguousArray<Changeset>], cpuNs: inout UInt64, against: inout Int
     ) throws(MergeBenchmarkError) -> ContiguousArray<Changeset> {
         var history = ContiguousArray<Changeset>()
         history.reserveCapacity(uploads.reduce(0) { $0 + $1.count })
         var transformer = Transformer()
-        var index = HistoryIndex()
-        var selected = ContiguousArray<Int32>()
-        var nodeScratch = ContiguousArray<Int32>()
         for client in uploads.indices {
             var incoming = ContiguousArray<Changeset>()
             swap(&incoming, &uploads[client])  // unique: the merge mutates it without copying
-            against += history.instructionCount
             var reciprocal = ContiguousArray<Changeset>()
-            var selection = HistoryIndex.Selection.everything
-            if filtered {
-                let queryStart = ProcessMetrics.cpuTimeNs()
-                if index.instructionCount(from: 0) + incoming.instructionCount
-                    <= 2 * MergeLimits.mergeInstructionsMax
-                {
-                    selection = index.relevantEntries(
-                        touchedBy: incoming, from: 0, excludingOrigin: nil, into: &selected,
-                        nodeScratch: &nodeScratch)
-                }
-                cpuNs += ProcessMetrics.cpuTimeNs() - queryStart
-            }
-            if selection == .everything {
-                reciprocal.reserveCapacity(history.count)
-                reciprocal.append(contentsOf: history)
-            } else {
-                reciprocal.reserveCapacity(selected.count)
-                for position in selected { reciprocal.append(history[Int(position)]) }
-            }
+            reciprocal.reserveCapacity(history.count)
+            reciprocal.append(contentsOf: history)
+            against += history.instructionCount
             let start = ProcessMetrics.cpuTimeNs()
             do throws(MergeError) {
                 try transformer.merge(incoming: &incoming, local: &reciprocal, localFileIdent: 1)
@@ -149,13 +121,10 @@ public enum MergeBenchmark {
                 throw .merge(error, client: client)
             }
             cpuNs += ProcessMetrics.cpuTimeNs() - start
-            let appendStart = filtered ? ProcessMetrics.cpuTimeNs() : 0
             for var changeset in incoming {
                 changeset.version = 2 + UInt64(history.count)
-                if filtered { index.append(changeset, at: history.count) }
                 history.append(changeset)
             }
-            if filtered { cpuNs += ProcessMetrics.cpuTimeNs() - appendStart }
         }
         return history
     }

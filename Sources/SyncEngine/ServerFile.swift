@@ -50,11 +50,6 @@ public struct ServerFile: Sendable {
     public private(set) var historyBase: SaltedVersion
     /// Indexed by client file ident; index 0 is never allocated.
     public private(set) var clientFiles: ContiguousArray<ClientFileRecord?>
-    /// Which history entries touch which objects (position = index in `history`), so that an
-    /// upload is merged only against the entries that can interact with it. Part of the value:
-    /// a backup copies it with the history (O(1); the first append after a copy copies its
-    /// arrays, as for `history`).
-    private var historyIndex = HistoryIndex()
 
     /// A new server file whose state starts as `initialState` (the schema) at version 0.
     public init(initialState: Replica, baseSalt: UInt64) {
@@ -87,7 +82,6 @@ public struct ServerFile: Sendable {
     /// reference server's `Sync_ErrorAfterServerRestore_BadClientFileIdentSalt`.
     public mutating func terminateAndReenable(baseSalt: UInt64) {
         history = []
-        historyIndex.reset()
         historyBase = SaltedVersion(version: 0, salt: baseSalt)
         clientFiles = ContiguousArray(repeating: nil, count: clientFiles.count)
     }
@@ -233,64 +227,10 @@ public struct ServerFile: Sendable {
         }
 
         // The concurrent entries: history after `base` that did not come from this client.
-        // Only those that touch the upload's objects, or hold schema instructions, can change
-        // it or be changed by it (rules between different objects are no-ops); the others keep
-        // their reciprocal form. With an EraseColumn on either side, or a window that might
-        // exceed the merge's instruction limit, every entry is merged, as the reference does.
-        let windowStart = Int(base - historyBase.version)
-        var incomingInstructions = 0
-        for changeset in incoming { incomingInstructions += changeset.instructions.count }
-        var selected = ContiguousArray<Int32>()
-        var selection = HistoryIndex.Selection.everything
-        if historyIndex.instructionCount(from: windowStart) + incomingInstructions
-            <= 2 * MergeLimits.mergeInstructionsMax
-        {
-            var nodeScratch = ContiguousArray<Int32>()
-            selection = historyIndex.relevantEntries(
-                touchedBy: incoming, from: windowStart, excludingOrigin: ident, into: &selected,
-                nodeScratch: &nodeScratch)
-        }
-        if selection == .everything {
-            if let error = mergeWholeWindow(&incoming, windowStart: windowStart, ident: ident,
-                                            record: &record, transformer: &transformer)
-            {
-                return error
-            }
-        } else if let error = mergeSelected(&incoming, selected: selected, record: &record,
-                                            transformer: &transformer)
-        {
-            return error
-        }
-
-        for (offset, var changeset) in incoming.enumerated() {
-            let clientVersion = changeset.version
-            do {
-                try state.apply(changeset)
-            } catch {
-                return ProtocolError(code: .badChangeset, action: .applicationBug)
-            }
-            changeset.version = currentVersion + 1
-            changeset.lastIntegratedRemoteVersion = clientVersion
-            historyIndex.append(changeset, at: history.count)
-            history.append(ServerHistoryEntry(changeset: changeset, salt: nextSalt(),
-                                              writeID: writeIDs[offset]))
-            record.lastIntegratedClientVersion = clientVersion
-            outcome.integratedWriteIDs.append(writeIDs[offset])
-        }
-        return nil
-    }
-
-    /// Merges `incoming` against every entry from `windowStart` not made by `ident` (their
-    /// reciprocal forms), and makes the results the client's reciprocal overrides.
-    /// - Complexity: O(window) plus the merge.
-    private func mergeWholeWindow(
-        _ incoming: inout ContiguousArray<Changeset>, windowStart: Int, ident: UInt64,
-        record: inout ClientFileRecord, transformer: inout Transformer
-    ) -> ProtocolError? {
         var concurrentVersions = ContiguousArray<UInt64>()
         var concurrent = ContiguousArray<Changeset>()
         var overrideIndex = 0
-        var index = windowStart
+        var index = Int(base - historyBase.version)
         while index < history.count {
             let entry = history[index]
             let version = entry.changeset.version
@@ -309,92 +249,32 @@ public struct ServerFile: Sendable {
             }
             index += 1
         }
-        if concurrent.isEmpty { return nil }
-        do {
-            try transformer.merge(incoming: &incoming, local: &concurrent, localFileIdent: 0)
-        } catch {
-            return ProtocolError(code: .badChangeset, action: .applicationBug)
-        }
-        record.reciprocalVersions = concurrentVersions
-        record.reciprocalChangesets = concurrent
-        return nil
-    }
 
-    /// Merges `incoming` against the history entries at `selected` (ascending positions, none
-    /// made by the uploading client; their reciprocal forms), and stores their results as the
-    /// client's reciprocal overrides, keeping the overrides of the other entries.
-    /// - Complexity: O(S · log R + R) for S selected entries and R overrides, plus the merge.
-    private func mergeSelected(
-        _ incoming: inout ContiguousArray<Changeset>, selected: ContiguousArray<Int32>,
-        record: inout ClientFileRecord, transformer: inout Transformer
-    ) -> ProtocolError? {
-        if selected.isEmpty { return nil }
-        var concurrentVersions = ContiguousArray<UInt64>()
-        var concurrent = ContiguousArray<Changeset>()
-        concurrentVersions.reserveCapacity(selected.count)
-        concurrent.reserveCapacity(selected.count)
-        for position in selected {
-            let changeset = history[Int(position)].changeset
-            let version = changeset.version
-            let overrideIndex = record.reciprocalVersions.lowerBound(of: version)
-            if overrideIndex < record.reciprocalVersions.count,
-               record.reciprocalVersions[overrideIndex] == version {
-                concurrent.append(record.reciprocalChangesets[overrideIndex])
-            } else {
-                concurrent.append(changeset)
+        if !concurrent.isEmpty {
+            do {
+                try transformer.merge(incoming: &incoming, local: &concurrent, localFileIdent: 0)
+            } catch {
+                return ProtocolError(code: .badChangeset, action: .applicationBug)
             }
-            concurrentVersions.append(version)
+            record.reciprocalVersions = concurrentVersions
+            record.reciprocalChangesets = concurrent
         }
-        do {
-            try transformer.merge(incoming: &incoming, local: &concurrent, localFileIdent: 0)
-        } catch {
-            return ProtocolError(code: .badChangeset, action: .applicationBug)
-        }
-        precondition(concurrent.count == concurrentVersions.count, "merge lost local changesets")
-        // Merge the new overrides into the old ones by version (new ones win).
-        let oldVersions = record.reciprocalVersions
-        let oldChangesets = record.reciprocalChangesets
-        var versions = ContiguousArray<UInt64>()
-        var changesets = ContiguousArray<Changeset>()
-        versions.reserveCapacity(oldVersions.count + concurrentVersions.count)
-        changesets.reserveCapacity(oldVersions.count + concurrentVersions.count)
-        var oldIndex = 0
-        var newIndex = 0
-        while oldIndex < oldVersions.count || newIndex < concurrentVersions.count {
-            let takeNew = oldIndex == oldVersions.count
-                || (newIndex < concurrentVersions.count
-                    && concurrentVersions[newIndex] <= oldVersions[oldIndex])
-            if takeNew {
-                if oldIndex < oldVersions.count, oldVersions[oldIndex] == concurrentVersions[newIndex] {
-                    oldIndex += 1
-                }
-                versions.append(concurrentVersions[newIndex])
-                changesets.append(concurrent[newIndex])
-                newIndex += 1
-            } else {
-                versions.append(oldVersions[oldIndex])
-                changesets.append(oldChangesets[oldIndex])
-                oldIndex += 1
-            }
-        }
-        precondition(versions.count >= concurrentVersions.count, "overrides lost entries")
-        record.reciprocalVersions = versions
-        record.reciprocalChangesets = changesets
-        return nil
-    }
-}
 
-extension ContiguousArray where Element == UInt64 {
-    /// The first index whose element is not below `value` (the array is ascending).
-    /// - Complexity: O(log n).
-    func lowerBound(of value: UInt64) -> Int {
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if self[middle] < value { low = middle + 1 } else { high = middle }
+        for (offset, var changeset) in incoming.enumerated() {
+            let clientVersion = changeset.version
+            do {
+                try state.apply(changeset)
+            } catch {
+                return ProtocolError(code: .badChangeset, action: .applicationBug)
+            }
+            changeset.version = currentVersion + 1
+            changeset.lastIntegratedRemoteVersion = clientVersion
+            history.append(ServerHistoryEntry(changeset: changeset, salt: nextSalt(),
+                                              writeID: writeIDs[offset]))
+            record.lastIntegratedClientVersion = clientVersion
+            outcome.integratedWriteIDs.append(writeIDs[offset])
         }
-        return low
+        return nil
     }
 }
 
