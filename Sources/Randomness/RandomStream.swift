@@ -90,6 +90,12 @@ public final class RandomStream {
         return gsl_ran_lognormal(generator, zeta, sigma)
     }
 
+    /// The number of Bernoulli(p) trials up to and including the first success (≥ 1).
+    @inlinable public func geometric(probability p: Double) -> UInt32 {
+        precondition(p > 0 && p <= 1, "geometric probability must be in (0, 1]")
+        return gsl_ran_geometric(generator, p)
+    }
+
     /// A Poisson draw with mean `mu`.
     @inlinable public func poisson(mean mu: Double) -> UInt32 {
         precondition(mu >= 0, "poisson mean must not be negative")

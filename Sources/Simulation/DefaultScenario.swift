@@ -11,7 +11,7 @@ extension Scenario {
   "name": "default",
   "seed": 1,
   "clientsCount": 1000,
-  "partitionsCount": 100,
+  "partitionsCount": 200,
   "durationSeconds": 86400,
   "workload": {
     "writesPerMinuteOnline": 1.0,

@@ -39,6 +39,8 @@ struct ClientSlot {
     var toClientFreeAt: UInt64 = 0
     var server = ServerSession()
     var backoffFailures: UInt32 = 0
+    /// Messages left until the next lost one, counting it; 0 = not drawn yet.
+    var messagesUntilLoss: UInt32 = 0
     let skewMs: Int64
     var counters = ClientCounters()
 }
@@ -363,9 +365,17 @@ public final class World {
         return Time.nanoseconds(seconds: ms / 1000)
     }
 
+    /// Whether the next message on this client's connection is lost. Each message is lost with
+    /// probability lossPerMillion / 10^6, independently; instead of one draw per message, the
+    /// gap to the next loss is drawn from the geometric distribution (the same process).
     func lost(_ client: Int) -> Bool {
         guard !healing, scenario.network.lossPerMillion > 0 else { return false }
-        return networkStreams[client].chance(UInt64(scenario.network.lossPerMillion), outOf: 1_000_000)
+        if clients[client].messagesUntilLoss == 0 {
+            let probability = Double(scenario.network.lossPerMillion) / 1_000_000
+            clients[client].messagesUntilLoss = networkStreams[client].geometric(probability: probability)
+        }
+        clients[client].messagesUntilLoss -= 1
+        return clients[client].messagesUntilLoss == 0
     }
 
     func sendToServer(_ client: UInt32, _ message: ClientMessage) {
