@@ -48,7 +48,8 @@ public final class RandomStream {
             preconditionFailure("gsl_rng_alloc failed: out of memory")
         }
         self.generator = generator
-        var derived = splitMix64(seed ^ splitMix64(id.domain &* 0x1000_0000_01B3 ^ splitMix64(id.index)))
+        var derived = splitMix64(
+            seed ^ splitMix64(id.domain &* 0x1000_0000_01B3 ^ splitMix64(id.index)))
         // taus2 maps seed 0 to its default seed; keep derived seeds distinct and non-zero.
         derived = derived & 0xFFFF_FFFF == 0 ? derived | 1 : derived
         gsl_rng_set(generator, UInt(truncatingIfNeeded: derived))
@@ -117,7 +118,8 @@ public final class DiscreteDistribution: @unchecked Sendable {
     public init(weights: [Double]) {
         GSLSetup.ensure()
         precondition(!weights.isEmpty, "a discrete distribution needs at least one weight")
-        precondition(weights.allSatisfy { $0 >= 0 && $0.isFinite }, "weights must be finite and >= 0")
+        precondition(
+            weights.allSatisfy { $0 >= 0 && $0.isFinite }, "weights must be finite and >= 0")
         guard let table = gsl_ran_discrete_preproc(weights.count, weights) else {
             preconditionFailure("gsl_ran_discrete_preproc failed")
         }

@@ -53,8 +53,10 @@ public struct EventQueue: Sendable {
         generation: UInt32 = 0
     ) {
         precondition(heap.count < Limits.eventQueueMax, "event queue beyond Limits.eventQueueMax")
-        heap.insert(Event(time: time, sequence: nextSequence, kind: kind, subject: subject,
-                          slot: slot, generation: generation))
+        heap.insert(
+            Event(
+                time: time, sequence: nextSequence, kind: kind, subject: subject,
+                slot: slot, generation: generation))
         nextSequence &+= 1
     }
 

@@ -51,7 +51,8 @@ public struct Ledger: Sendable {
         guard states[index] == expected else {
             violations += 1
             if firstViolation == nil {
-                firstViolation = "write \(write) of client \(owners[index]) moved \(states[index]) → \(target); expected it to be \(expected)"
+                firstViolation =
+                    "write \(write) of client \(owners[index]) moved \(states[index]) → \(target); expected it to be \(expected)"
             }
             return
         }

@@ -25,7 +25,8 @@ public struct RunResult: Sendable {
     /// Sum over server files of the final server version.
     public var serverVersions: UInt64
 
-    init(world: World, healingStartedAt: UInt64, divergentClients: [UInt32], ledgerTotals: [UInt64]) {
+    init(world: World, healingStartedAt: UInt64, divergentClients: [UInt32], ledgerTotals: [UInt64])
+    {
         seed = world.seed
         scenarioName = world.scenario.name
         traceDigest = world.digest
@@ -47,7 +48,9 @@ public struct RunResult: Sendable {
 
     public var writesMade: UInt64 { ledgerTotals.reduce(0, +) }
     public var writesSynced: UInt64 { ledgerTotals[Int(WriteState.synced.rawValue)] }
-    public var writesDiscardedByReset: UInt64 { ledgerTotals[Int(WriteState.discardedByReset.rawValue)] }
+    public var writesDiscardedByReset: UInt64 {
+        ledgerTotals[Int(WriteState.discardedByReset.rawValue)]
+    }
     public var writesLostToRestore: UInt64 { ledgerTotals[Int(WriteState.lostToRestore.rawValue)] }
     public var writesPending: UInt64 { ledgerTotals[Int(WriteState.pending.rawValue)] }
 

@@ -27,11 +27,14 @@ public struct ScenarioError: Error, CustomStringConvertible, Equatable {
 
 extension Scenario {
     /// Reads and validates a scenario file.
-    public static func load(path: String) throws(ScenarioError) -> (scenario: Scenario, bytes: [UInt8]) {
+    public static func load(path: String) throws(ScenarioError) -> (
+        scenario: Scenario, bytes: [UInt8]
+    ) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ScenarioError(code: .unreadable, file: path, field: "",
-                                problem: "the file does not exist or cannot be read",
-                                fix: "pass the path of a readable scenario file (see Data/scenarios/)")
+            throw ScenarioError(
+                code: .unreadable, file: path, field: "",
+                problem: "the file does not exist or cannot be read",
+                fix: "pass the path of a readable scenario file (see Data/scenarios/)")
         }
         let bytes = [UInt8](data)
         return (try decode(bytes: bytes, file: path), bytes)
@@ -43,100 +46,136 @@ extension Scenario {
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
         } catch let DecodingError.dataCorrupted(context) {
-            let underlying = (context.underlyingError as NSError?)?.userInfo["NSDebugDescription"] as? String
-            throw ScenarioError(code: .malformedJSON, file: file, field: "",
-                                problem: "not valid JSON (\(underlying ?? context.debugDescription))",
-                                fix: "correct the JSON syntax; a scenario file is one JSON object")
+            let underlying =
+                (context.underlyingError as NSError?)?.userInfo["NSDebugDescription"] as? String
+            throw ScenarioError(
+                code: .malformedJSON, file: file, field: "",
+                problem: "not valid JSON (\(underlying ?? context.debugDescription))",
+                fix: "correct the JSON syntax; a scenario file is one JSON object")
         } catch {
-            throw ScenarioError(code: .malformedJSON, file: file, field: "",
-                                problem: "not valid JSON (\(error))",
-                                fix: "correct the JSON syntax; a scenario file is one JSON object")
+            throw ScenarioError(
+                code: .malformedJSON, file: file, field: "",
+                problem: "not valid JSON (\(error))",
+                fix: "correct the JSON syntax; a scenario file is one JSON object")
         }
         var reader = try FieldReader(root, path: "", file: file)
         var scenario = Scenario()
         scenario.name = try reader.string("name", default: scenario.name)
-        scenario.seed = try reader.unsigned("seed", default: scenario.seed, range: 0...(UInt64(1) << 53))
-        scenario.clientsCount = UInt32(try reader.unsigned(
-            "clientsCount", default: UInt64(scenario.clientsCount), range: 1...UInt64(Limits.clientsMax)))
-        scenario.partitionsCount = UInt32(try reader.unsigned(
-            "partitionsCount", default: UInt64(scenario.partitionsCount),
-            range: 1...UInt64(Limits.partitionsMax)))
+        scenario.seed = try reader.unsigned(
+            "seed", default: scenario.seed, range: 0...(UInt64(1) << 53))
+        scenario.clientsCount = UInt32(
+            try reader.unsigned(
+                "clientsCount", default: UInt64(scenario.clientsCount),
+                range: 1...UInt64(Limits.clientsMax)))
+        scenario.partitionsCount = UInt32(
+            try reader.unsigned(
+                "partitionsCount", default: UInt64(scenario.partitionsCount),
+                range: 1...UInt64(Limits.partitionsMax)))
         scenario.durationSeconds = try reader.unsigned(
-            "durationSeconds", default: scenario.durationSeconds, range: 1...Limits.durationSecondsMax)
+            "durationSeconds", default: scenario.durationSeconds,
+            range: 1...Limits.durationSecondsMax)
 
         if var sub = try reader.object("workload") {
             var w = WorkloadSpec()
-            w.writesPerMinuteOnline = try sub.number("writesPerMinuteOnline", default: w.writesPerMinuteOnline, range: 0...600)
-            w.writesPerMinuteOffline = try sub.number("writesPerMinuteOffline", default: w.writesPerMinuteOffline, range: 0...600)
-            w.objectsPerPartition = UInt32(try sub.unsigned("objectsPerPartition", default: UInt64(w.objectsPerPartition),
-                                                            range: 1...UInt64(Limits.objectsPerPartitionMax)))
+            w.writesPerMinuteOnline = try sub.number(
+                "writesPerMinuteOnline", default: w.writesPerMinuteOnline, range: 0...600)
+            w.writesPerMinuteOffline = try sub.number(
+                "writesPerMinuteOffline", default: w.writesPerMinuteOffline, range: 0...600)
+            w.objectsPerPartition = UInt32(
+                try sub.unsigned(
+                    "objectsPerPartition", default: UInt64(w.objectsPerPartition),
+                    range: 1...UInt64(Limits.objectsPerPartitionMax)))
             w.keyDistribution = try sub.choice("keyDistribution", default: w.keyDistribution)
             w.zipfExponent = try sub.number("zipfExponent", default: w.zipfExponent, range: 0...10)
-            w.erasePercent = UInt32(try sub.unsigned("erasePercent", default: UInt64(w.erasePercent), range: 0...100))
-            w.addIntegerPercent = UInt32(try sub.unsigned("addIntegerPercent", default: UInt64(w.addIntegerPercent), range: 0...100))
+            w.erasePercent = UInt32(
+                try sub.unsigned("erasePercent", default: UInt64(w.erasePercent), range: 0...100))
+            w.addIntegerPercent = UInt32(
+                try sub.unsigned(
+                    "addIntegerPercent", default: UInt64(w.addIntegerPercent), range: 0...100))
             try sub.finish()
             if w.erasePercent + w.addIntegerPercent > 100 {
-                throw ScenarioError(code: .inconsistent, file: file, field: "workload.erasePercent",
-                                    problem: "erasePercent + addIntegerPercent is \(w.erasePercent + w.addIntegerPercent), above 100",
-                                    fix: "lower one of them so that they sum to at most 100")
+                throw ScenarioError(
+                    code: .inconsistent, file: file, field: "workload.erasePercent",
+                    problem:
+                        "erasePercent + addIntegerPercent is \(w.erasePercent + w.addIntegerPercent), above 100",
+                    fix: "lower one of them so that they sum to at most 100")
             }
             scenario.workload = w
         }
         if var sub = try reader.object("connectivity") {
             var c = ConnectivitySpec()
-            c.onlineSecondsMean = try sub.number("onlineSecondsMean", default: c.onlineSecondsMean, range: 1...1e9)
-            c.offlineSecondsMean = try sub.number("offlineSecondsMean", default: c.offlineSecondsMean, range: 1...1e9)
+            c.onlineSecondsMean = try sub.number(
+                "onlineSecondsMean", default: c.onlineSecondsMean, range: 1...1e9)
+            c.offlineSecondsMean = try sub.number(
+                "offlineSecondsMean", default: c.offlineSecondsMean, range: 1...1e9)
             try sub.finish()
             scenario.connectivity = c
         }
         if var sub = try reader.object("network") {
             var n = NetworkSpec()
-            n.latencyMillisecondsMedian = try sub.number("latencyMillisecondsMedian", default: n.latencyMillisecondsMedian, range: 0.001...600_000)
+            n.latencyMillisecondsMedian = try sub.number(
+                "latencyMillisecondsMedian", default: n.latencyMillisecondsMedian,
+                range: 0.001...600_000)
             n.latencySigma = try sub.number("latencySigma", default: n.latencySigma, range: 0...5)
-            n.lossPerMillion = UInt32(try sub.unsigned("lossPerMillion", default: UInt64(n.lossPerMillion), range: 0...1_000_000))
-            n.reconnectSecondsMin = try sub.number("reconnectSecondsMin", default: n.reconnectSecondsMin, range: 0.001...86_400)
-            n.reconnectSecondsMax = try sub.number("reconnectSecondsMax", default: n.reconnectSecondsMax, range: 0.001...86_400)
+            n.lossPerMillion = UInt32(
+                try sub.unsigned(
+                    "lossPerMillion", default: UInt64(n.lossPerMillion), range: 0...1_000_000))
+            n.reconnectSecondsMin = try sub.number(
+                "reconnectSecondsMin", default: n.reconnectSecondsMin, range: 0.001...86_400)
+            n.reconnectSecondsMax = try sub.number(
+                "reconnectSecondsMax", default: n.reconnectSecondsMax, range: 0.001...86_400)
             try sub.finish()
             if n.reconnectSecondsMax < n.reconnectSecondsMin {
-                throw ScenarioError(code: .inconsistent, file: file, field: "network.reconnectSecondsMax",
-                                    problem: "reconnectSecondsMax (\(n.reconnectSecondsMax)) is below reconnectSecondsMin (\(n.reconnectSecondsMin))",
-                                    fix: "make reconnectSecondsMax at least reconnectSecondsMin")
+                throw ScenarioError(
+                    code: .inconsistent, file: file, field: "network.reconnectSecondsMax",
+                    problem:
+                        "reconnectSecondsMax (\(n.reconnectSecondsMax)) is below reconnectSecondsMin (\(n.reconnectSecondsMin))",
+                    fix: "make reconnectSecondsMax at least reconnectSecondsMin")
             }
             scenario.network = n
         }
         if var sub = try reader.object("clock") {
             var c = ClockSpec()
-            c.skewMillisecondsMax = try sub.unsigned("skewMillisecondsMax", default: c.skewMillisecondsMax, range: 0...Time.timestampEpochOffsetMs)
+            c.skewMillisecondsMax = try sub.unsigned(
+                "skewMillisecondsMax", default: c.skewMillisecondsMax,
+                range: 0...Time.timestampEpochOffsetMs)
             try sub.finish()
             scenario.clock = c
         }
         if var sub = try reader.object("server") {
             var s = ServerSpec()
-            s.backupIntervalSeconds = try sub.unsigned("backupIntervalSeconds", default: s.backupIntervalSeconds, range: 0...Limits.durationSecondsMax)
+            s.backupIntervalSeconds = try sub.unsigned(
+                "backupIntervalSeconds", default: s.backupIntervalSeconds,
+                range: 0...Limits.durationSecondsMax)
             try sub.finish()
             scenario.server = s
         }
         if var sub = try reader.object("healing") {
             var h = HealingSpec()
-            h.secondsMax = try sub.unsigned("secondsMax", default: h.secondsMax, range: 1...Limits.healingSecondsMax)
+            h.secondsMax = try sub.unsigned(
+                "secondsMax", default: h.secondsMax, range: 1...Limits.healingSecondsMax)
             try sub.finish()
             scenario.healing = h
         }
         if let items = try reader.array("faults") {
             guard items.count <= Limits.faultsMax else {
-                throw ScenarioError(code: .outOfRange, file: file, field: "faults",
-                                    problem: "\(items.count) faults, more than \(Limits.faultsMax)",
-                                    fix: "schedule at most \(Limits.faultsMax) faults")
+                throw ScenarioError(
+                    code: .outOfRange, file: file, field: "faults",
+                    problem: "\(items.count) faults, more than \(Limits.faultsMax)",
+                    fix: "schedule at most \(Limits.faultsMax) faults")
             }
             for (index, item) in items.enumerated() {
                 var sub = try FieldReader(item, path: "faults[\(index)]", file: file)
                 let kind: FaultKind = try sub.choice("kind", default: nil)
-                let at = try sub.unsigned("atSeconds", default: nil, range: 0...Limits.durationSecondsMax)
+                let at = try sub.unsigned(
+                    "atSeconds", default: nil, range: 0...Limits.durationSecondsMax)
                 try sub.finish()
                 if at >= scenario.durationSeconds {
-                    throw ScenarioError(code: .outOfRange, file: file, field: "faults[\(index)].atSeconds",
-                                        problem: "\(at) is not before the end of the run (durationSeconds = \(scenario.durationSeconds))",
-                                        fix: "schedule faults inside the run, or lengthen durationSeconds")
+                    throw ScenarioError(
+                        code: .outOfRange, file: file, field: "faults[\(index)].atSeconds",
+                        problem:
+                            "\(at) is not before the end of the run (durationSeconds = \(scenario.durationSeconds))",
+                        fix: "schedule faults inside the run, or lengthen durationSeconds")
                 }
                 scenario.faults.append(FaultSpec(kind: kind, atSeconds: at))
             }
@@ -156,8 +195,9 @@ struct FieldReader {
 
     init(_ value: JSONValue, path: String, file: String) throws(ScenarioError) {
         guard case .object(let object) = value else {
-            throw ScenarioError(code: .wrongType, file: file, field: path.isEmpty ? "(top level)" : path,
-                                problem: "expected a JSON object", fix: "write it as { ... }")
+            throw ScenarioError(
+                code: .wrongType, file: file, field: path.isEmpty ? "(top level)" : path,
+                problem: "expected a JSON object", fix: "write it as { ... }")
         }
         self.object = object
         self.path = path
@@ -167,8 +207,10 @@ struct FieldReader {
     func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     func wrongType(_ key: String, _ expected: String) -> ScenarioError {
-        ScenarioError(code: .wrongType, file: file, field: name(key),
-                      problem: "expected \(expected)", fix: "give \(expected) (see README, \"Scenario format\")")
+        ScenarioError(
+            code: .wrongType, file: file, field: name(key),
+            problem: "expected \(expected)",
+            fix: "give \(expected) (see README, \"Scenario format\")")
     }
 
     mutating func raw(_ key: String) -> JSONValue? {
@@ -183,46 +225,58 @@ struct FieldReader {
         return string
     }
 
-    mutating func number(_ key: String, default fallback: Double, range: ClosedRange<Double>) throws(ScenarioError) -> Double {
+    mutating func number(_ key: String, default fallback: Double, range: ClosedRange<Double>)
+        throws(ScenarioError) -> Double
+    {
         guard let value = raw(key) else { return fallback }
         guard case .number(let double) = value else { throw wrongType(key, "a number") }
         guard double.isFinite, range.contains(double) else {
-            throw ScenarioError(code: .outOfRange, file: file, field: name(key),
-                                problem: "\(double) is outside \(range.lowerBound)...\(range.upperBound)",
-                                fix: "give a value between \(range.lowerBound) and \(range.upperBound)")
+            throw ScenarioError(
+                code: .outOfRange, file: file, field: name(key),
+                problem: "\(double) is outside \(range.lowerBound)...\(range.upperBound)",
+                fix: "give a value between \(range.lowerBound) and \(range.upperBound)")
         }
         return double
     }
 
-    mutating func unsigned(_ key: String, default fallback: UInt64?, range: ClosedRange<UInt64>) throws(ScenarioError) -> UInt64 {
+    mutating func unsigned(_ key: String, default fallback: UInt64?, range: ClosedRange<UInt64>)
+        throws(ScenarioError) -> UInt64
+    {
         guard let value = raw(key) else {
             if let fallback { return fallback }
-            throw ScenarioError(code: .wrongType, file: file, field: name(key),
-                                problem: "the field is required", fix: "add \"\(key)\": <whole number>")
+            throw ScenarioError(
+                code: .wrongType, file: file, field: name(key),
+                problem: "the field is required", fix: "add \"\(key)\": <whole number>")
         }
         guard case .number(let double) = value else { throw wrongType(key, "a whole number") }
         guard double.rounded() == double else { throw wrongType(key, "a whole number") }
         guard double >= 0, double <= Double(range.upperBound), let whole = UInt64(exactly: double),
-              range.contains(whole) else {
-            throw ScenarioError(code: .outOfRange, file: file, field: name(key),
-                                problem: "\(formatNumber(double)) is outside \(range.lowerBound)...\(range.upperBound)",
-                                fix: "give a whole number between \(range.lowerBound) and \(range.upperBound)")
+            range.contains(whole)
+        else {
+            throw ScenarioError(
+                code: .outOfRange, file: file, field: name(key),
+                problem:
+                    "\(formatNumber(double)) is outside \(range.lowerBound)...\(range.upperBound)",
+                fix: "give a whole number between \(range.lowerBound) and \(range.upperBound)")
         }
         return whole
     }
 
-    mutating func choice<T: RawRepresentable & CaseIterable>(_ key: String, default fallback: T?) throws(ScenarioError) -> T
+    mutating func choice<T: RawRepresentable & CaseIterable>(_ key: String, default fallback: T?)
+        throws(ScenarioError) -> T
     where T.RawValue == String {
         let allowed = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
         guard let value = raw(key) else {
             if let fallback { return fallback }
-            throw ScenarioError(code: .wrongType, file: file, field: name(key),
-                                problem: "the field is required", fix: "add \"\(key)\": one of \(allowed)")
+            throw ScenarioError(
+                code: .wrongType, file: file, field: name(key),
+                problem: "the field is required", fix: "add \"\(key)\": one of \(allowed)")
         }
         guard case .string(let string) = value else { throw wrongType(key, "one of \(allowed)") }
         guard let parsed = T(rawValue: string) else {
-            throw ScenarioError(code: .outOfRange, file: file, field: name(key),
-                                problem: "\"\(string)\" is not a known value", fix: "use one of \(allowed)")
+            throw ScenarioError(
+                code: .outOfRange, file: file, field: name(key),
+                problem: "\"\(string)\" is not a known value", fix: "use one of \(allowed)")
         }
         return parsed
     }
@@ -243,8 +297,10 @@ struct FieldReader {
         let unknown = object.keys.filter { !consumed.contains($0) }.sorted()
         if let first = unknown.first {
             let known = consumed.sorted().joined(separator: ", ")
-            throw ScenarioError(code: .unknownField, file: file, field: name(first),
-                                problem: "unknown field", fix: "remove it or correct its spelling; known fields here: \(known)")
+            throw ScenarioError(
+                code: .unknownField, file: file, field: name(first),
+                problem: "unknown field",
+                fix: "remove it or correct its spelling; known fields here: \(known)")
         }
     }
 }

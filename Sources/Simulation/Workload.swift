@@ -20,18 +20,25 @@ public enum WorkloadSchema {
 
     /// The schema as a changeset; server and clients apply it to an empty replica at start.
     public static func changeset() -> Changeset {
-        Changeset(version: 0, instructions: [
-            .addTable(table: itemTable, primaryKeyField: primaryKeyField, primaryKeyType: .int,
-                      primaryKeyNullable: false),
-            .addColumn(table: itemTable, field: numberField, type: .int, nullable: true,
-                       collection: .single, linkTarget: nil),
-            .addColumn(table: itemTable, field: rankField, type: .int, nullable: true,
-                       collection: .single, linkTarget: nil),
-            .addColumn(table: itemTable, field: titleField, type: .string, nullable: true,
-                       collection: .single, linkTarget: nil),
-            .addColumn(table: itemTable, field: counterField, type: .int, nullable: true,
-                       collection: .single, linkTarget: nil),
-        ])
+        Changeset(
+            version: 0,
+            instructions: [
+                .addTable(
+                    table: itemTable, primaryKeyField: primaryKeyField, primaryKeyType: .int,
+                    primaryKeyNullable: false),
+                .addColumn(
+                    table: itemTable, field: numberField, type: .int, nullable: true,
+                    collection: .single, linkTarget: nil),
+                .addColumn(
+                    table: itemTable, field: rankField, type: .int, nullable: true,
+                    collection: .single, linkTarget: nil),
+                .addColumn(
+                    table: itemTable, field: titleField, type: .string, nullable: true,
+                    collection: .single, linkTarget: nil),
+                .addColumn(
+                    table: itemTable, field: counterField, type: .int, nullable: true,
+                    collection: .single, linkTarget: nil),
+            ])
     }
 
     public static func initialReplica() -> Replica {
@@ -52,8 +59,10 @@ public struct WorkloadGenerator: Sendable {
 
     public init(spec: WorkloadSpec) {
         self.spec = spec
-        zipf = spec.keyDistribution == .zipf
-            ? DiscreteDistribution.zipf(count: Int(spec.objectsPerPartition), exponent: spec.zipfExponent)
+        zipf =
+            spec.keyDistribution == .zipf
+            ? DiscreteDistribution.zipf(
+                count: Int(spec.objectsPerPartition), exponent: spec.zipfExponent)
             : nil
     }
 
@@ -70,11 +79,15 @@ public struct WorkloadGenerator: Sendable {
         if !replica.contains(object) {
             return [
                 .createObject(object),
-                .update(object: object, field: WorkloadSchema.numberField,
-                        value: .int(Int64(stream.uniformInt(below: 1_000_000))), isDefault: false),
-                .update(object: object, field: WorkloadSchema.titleField,
-                        value: .string(title(stream)), isDefault: false),
-                .update(object: object, field: WorkloadSchema.counterField, value: .int(0), isDefault: false),
+                .update(
+                    object: object, field: WorkloadSchema.numberField,
+                    value: .int(Int64(stream.uniformInt(below: 1_000_000))), isDefault: false),
+                .update(
+                    object: object, field: WorkloadSchema.titleField,
+                    value: .string(title(stream)), isDefault: false),
+                .update(
+                    object: object, field: WorkloadSchema.counterField, value: .int(0),
+                    isDefault: false),
             ]
         }
         let roll = UInt32(stream.uniformInt(below: 100))
@@ -85,12 +98,15 @@ public struct WorkloadGenerator: Sendable {
             return [.addInteger(object: object, field: WorkloadSchema.counterField, increment: 1)]
         }
         var instructions: ContiguousArray<Instruction> = [
-            .update(object: object, field: WorkloadSchema.numberField,
-                    value: .int(Int64(stream.uniformInt(below: 1_000_000))), isDefault: false),
+            .update(
+                object: object, field: WorkloadSchema.numberField,
+                value: .int(Int64(stream.uniformInt(below: 1_000_000))), isDefault: false)
         ]
         if stream.chance(1, outOf: 2) {
-            instructions.append(.update(object: object, field: WorkloadSchema.titleField,
-                                        value: .string(title(stream)), isDefault: false))
+            instructions.append(
+                .update(
+                    object: object, field: WorkloadSchema.titleField,
+                    value: .string(title(stream)), isDefault: false))
         }
         return instructions
     }

@@ -123,16 +123,27 @@ public final class World {
     }
 
     public init(scenario: Scenario, seed: UInt64) {
-        precondition(scenario.clientsCount >= 1 && scenario.clientsCount <= Limits.clientsMax,
-                     "clientsCount outside 1...Limits.clientsMax")
+        precondition(
+            scenario.clientsCount >= 1 && scenario.clientsCount <= Limits.clientsMax,
+            "clientsCount outside 1...Limits.clientsMax")
         precondition(scenario.partitionsCount >= 1, "at least one partition")
         self.scenario = scenario
         self.seed = seed
         workload = WorkloadGenerator(spec: scenario.workload)
         let count = Int(scenario.clientsCount)
-        workloadStreams = (0..<count).map { RandomStream(seed: seed, id: StreamID(domain: StreamDomain.workload.rawValue, index: UInt64($0))) }
-        connectivityStreams = (0..<count).map { RandomStream(seed: seed, id: StreamID(domain: StreamDomain.connectivity.rawValue, index: UInt64($0))) }
-        networkStreams = (0..<count).map { RandomStream(seed: seed, id: StreamID(domain: StreamDomain.network.rawValue, index: UInt64($0))) }
+        workloadStreams = (0..<count).map {
+            RandomStream(
+                seed: seed, id: StreamID(domain: StreamDomain.workload.rawValue, index: UInt64($0)))
+        }
+        connectivityStreams = (0..<count).map {
+            RandomStream(
+                seed: seed,
+                id: StreamID(domain: StreamDomain.connectivity.rawValue, index: UInt64($0)))
+        }
+        networkStreams = (0..<count).map {
+            RandomStream(
+                seed: seed, id: StreamID(domain: StreamDomain.network.rawValue, index: UInt64($0)))
+        }
         serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
 
         let schema = WorkloadSchema.initialReplica()
@@ -145,10 +156,14 @@ public final class World {
         clients.reserveCapacity(count)
         for index in 0..<count {
             let partition = UInt32(index % Int(scenario.partitionsCount))
-            let setup = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.setup.rawValue, index: UInt64(index)))
+            let setup = RandomStream(
+                seed: seed, id: StreamID(domain: StreamDomain.setup.rawValue, index: UInt64(index)))
             let skewMax = scenario.clock.skewMillisecondsMax
-            let skew = skewMax == 0 ? 0 : Int64(setup.uniformInt(below: 2 * skewMax + 1)) - Int64(skewMax)
-            clients.append(ClientSlot(sync: SyncClient(initialState: schema), partition: partition, skewMs: skew))
+            let skew =
+                skewMax == 0 ? 0 : Int64(setup.uniformInt(below: 2 * skewMax + 1)) - Int64(skewMax)
+            clients.append(
+                ClientSlot(
+                    sync: SyncClient(initialState: schema), partition: partition, skewMs: skew))
             partitionMembers[Int(partition)].append(UInt32(index))
         }
     }
@@ -169,7 +184,9 @@ public final class World {
         while let event = queue.popNext() {
             precondition(event.time >= now, "time went backwards")
             if healing, event.time > healingLimit {
-                failures.append("not quiescent \(scenario.healing.secondsMax) s after healing began (\(queue.count + 1) events pending)")
+                failures.append(
+                    "not quiescent \(scenario.healing.secondsMax) s after healing began (\(queue.count + 1) events pending)"
+                )
                 break
             }
             now = event.time
@@ -191,8 +208,9 @@ public final class World {
     /// `scriptedConnectivity`). The hand-written-scenario DSL of the tests.
     public func schedule(client: UInt32, online: Bool, atSeconds seconds: Double) {
         precondition(client < scenario.clientsCount, "no such client")
-        queue.schedule(at: Time.nanoseconds(seconds: seconds), .scriptedConnectivity, subject: client,
-                       generation: online ? 1 : 0)
+        queue.schedule(
+            at: Time.nanoseconds(seconds: seconds), .scriptedConnectivity, subject: client,
+            generation: online ? 1 : 0)
     }
 
     /// Schedules the initial events: connectivity, backups and faults.
@@ -206,16 +224,21 @@ public final class World {
             let stream = connectivityStreams[index]
             // Start in the stationary state: online with probability on / (on + off).
             let online = stream.uniform() < onMean / (onMean + offMean)
-            let first = Time.nanoseconds(seconds: stream.exponential(mean: online ? onMean : offMean))
+            let first = Time.nanoseconds(
+                seconds: stream.exponential(mean: online ? onMean : offMean))
             if online { goOnline(UInt32(index)) }
             queue.schedule(at: first, .connectivityChange, subject: UInt32(index))
         }
         if scenario.server.backupIntervalSeconds > 0 {
             takeBackup()
-            queue.schedule(at: Time.nanoseconds(seconds: Double(scenario.server.backupIntervalSeconds)), .serverBackup)
+            queue.schedule(
+                at: Time.nanoseconds(seconds: Double(scenario.server.backupIntervalSeconds)),
+                .serverBackup)
         }
         for (index, fault) in scenario.faults.enumerated() {
-            queue.schedule(at: Time.nanoseconds(seconds: Double(fault.atSeconds)), .fault, subject: UInt32(index))
+            queue.schedule(
+                at: Time.nanoseconds(seconds: Double(fault.atSeconds)), .fault,
+                subject: UInt32(index))
         }
     }
 
@@ -231,7 +254,10 @@ public final class World {
         case .serverBackup:
             takeBackup()
             if !healing {
-                queue.schedule(at: now + Time.nanoseconds(seconds: Double(scenario.server.backupIntervalSeconds)), .serverBackup)
+                queue.schedule(
+                    at: now
+                        + Time.nanoseconds(seconds: Double(scenario.server.backupIntervalSeconds)),
+                    .serverBackup)
             }
         case .fault: fault(scenario.faults[Int(event.subject)])
         case .healingStart: startHealing()
@@ -249,12 +275,17 @@ public final class World {
     func clientWrite(_ event: Event) {
         let client = Int(event.subject)
         guard !healing, event.generation == clients[client].writeGeneration else { return }
-        let instructions = workload.nextWrite(replica: clients[client].sync.replica, stream: workloadStreams[client])
+        let instructions = workload.nextWrite(
+            replica: clients[client].sync.replica, stream: workloadStreams[client])
         let writeID = ledger.recordWrite(client: UInt32(client))
         clients[client].counters.writesMade += 1
-        let timestamp = UInt64(Int64(now / Time.nanosecondsPerMillisecond) + Int64(Time.timestampEpochOffsetMs) + clients[client].skewMs)
+        let timestamp = UInt64(
+            Int64(now / Time.nanosecondsPerMillisecond) + Int64(Time.timestampEpochOffsetMs)
+                + clients[client].skewMs)
         do {
-            if let upload = try clients[client].sync.write(instructions, timestampMs: timestamp, writeID: writeID) {
+            if let upload = try clients[client].sync.write(
+                instructions, timestampMs: timestamp, writeID: writeID)
+            {
                 sendToServer(UInt32(client), upload)
             }
         } catch {
@@ -265,10 +296,14 @@ public final class World {
 
     func scheduleNextWrite(_ client: UInt32) {
         let slot = Int(client)
-        let rate = clients[slot].online ? scenario.workload.writesPerMinuteOnline : scenario.workload.writesPerMinuteOffline
+        let rate =
+            clients[slot].online
+            ? scenario.workload.writesPerMinuteOnline : scenario.workload.writesPerMinuteOffline
         guard rate > 0, clients[slot].writing else { return }
         let delay = Time.nanoseconds(seconds: workloadStreams[slot].exponential(mean: 60.0 / rate))
-        queue.schedule(at: now + delay, .clientWrite, subject: client, generation: clients[slot].writeGeneration)
+        queue.schedule(
+            at: now + delay, .clientWrite, subject: client,
+            generation: clients[slot].writeGeneration)
     }
 
     /// A write rate change: Poisson arrivals are memoryless, so the pending arrival is replaced.
@@ -283,11 +318,13 @@ public final class World {
         let stream = connectivityStreams[client]
         if clients[client].online {
             goOffline(event.subject)
-            let next = Time.nanoseconds(seconds: stream.exponential(mean: scenario.connectivity.offlineSecondsMean))
+            let next = Time.nanoseconds(
+                seconds: stream.exponential(mean: scenario.connectivity.offlineSecondsMean))
             queue.schedule(at: now + next, .connectivityChange, subject: event.subject)
         } else {
             goOnline(event.subject)
-            let next = Time.nanoseconds(seconds: stream.exponential(mean: scenario.connectivity.onlineSecondsMean))
+            let next = Time.nanoseconds(
+                seconds: stream.exponential(mean: scenario.connectivity.onlineSecondsMean))
             queue.schedule(at: now + next, .connectivityChange, subject: event.subject)
         }
         restartWrites(event.subject)
@@ -323,11 +360,13 @@ public final class World {
         guard clients[slot].online else { return }
         let failures = min(clients[slot].backoffFailures, 20)
         clients[slot].backoffFailures += 1
-        let base = min(scenario.network.reconnectSecondsMax,
-                       scenario.network.reconnectSecondsMin * Double(UInt64(1) << failures))
+        let base = min(
+            scenario.network.reconnectSecondsMax,
+            scenario.network.reconnectSecondsMin * Double(UInt64(1) << failures))
         let jitter = 1.0 - 0.25 * networkStreams[slot].uniform()
         reconnectsPending += 1
-        queue.schedule(at: now + Time.nanoseconds(seconds: base * jitter), .reconnect, subject: client)
+        queue.schedule(
+            at: now + Time.nanoseconds(seconds: base * jitter), .reconnect, subject: client)
     }
 
     func reconnect(_ event: Event) {
@@ -345,7 +384,9 @@ public final class World {
             messages[Int(slot)] = message
             return slot
         }
-        precondition(messages.count < Limits.messagesInFlightMax, "messages in flight beyond Limits.messagesInFlightMax")
+        precondition(
+            messages.count < Limits.messagesInFlightMax,
+            "messages in flight beyond Limits.messagesInFlightMax")
         messages.append(message)
         return UInt32(messages.count - 1)
     }
@@ -361,7 +402,8 @@ public final class World {
     /// One-way latency: lognormal around the median, FIFO per direction.
     func latency(_ client: Int) -> UInt64 {
         let spec = scenario.network
-        let ms = networkStreams[client].lognormal(zeta: log(spec.latencyMillisecondsMedian), sigma: spec.latencySigma)
+        let ms = networkStreams[client].lognormal(
+            zeta: log(spec.latencyMillisecondsMedian), sigma: spec.latencySigma)
         return Time.nanoseconds(seconds: ms / 1000)
     }
 
@@ -372,7 +414,8 @@ public final class World {
         guard !healing, scenario.network.lossPerMillion > 0 else { return false }
         if clients[client].messagesUntilLoss == 0 {
             let probability = Double(scenario.network.lossPerMillion) / 1_000_000
-            clients[client].messagesUntilLoss = networkStreams[client].geometric(probability: probability)
+            clients[client].messagesUntilLoss = networkStreams[client].geometric(
+                probability: probability)
         }
         clients[client].messagesUntilLoss -= 1
         return clients[client].messagesUntilLoss == 0
@@ -408,13 +451,16 @@ public final class World {
             clients[slot].toClientFreeAt = at
             kind = .deliverToClient
         }
-        queue.schedule(at: at, kind, subject: client, slot: allocate(message), generation: clients[slot].epoch)
+        queue.schedule(
+            at: at, kind, subject: client, slot: allocate(message), generation: clients[slot].epoch)
     }
 
     // MARK: - Server
 
     func deliverToServer(_ event: Event) {
-        guard case .toServer(let message) = take(event.slot) else { preconditionFailure("slot holds a server message") }
+        guard case .toServer(let message) = take(event.slot) else {
+            preconditionFailure("slot holds a server message")
+        }
         let client = event.subject
         let slot = Int(client)
         guard event.generation == clients[slot].epoch else { return }
@@ -424,7 +470,8 @@ public final class World {
             let copy = servers[partition].allocateFreshCopy(fileSalt: World.salt(serverStream))
             clients[slot].server = ServerSession(
                 active: true, ident: copy.file.ident,
-                cursor: DownloadCursor(serverVersion: copy.latest.version, lastIntegratedClientVersion: 0))
+                cursor: DownloadCursor(
+                    serverVersion: copy.latest.version, lastIntegratedClientVersion: 0))
             digest.fold(0xF0, copy.file.ident)
             sendToClient(client, .freshCopy(copy))
         case .ident(let ident):
@@ -433,7 +480,8 @@ public final class World {
                 sendToClient(client, .error(error))
                 return
             }
-            clients[slot].server = ServerSession(active: true, ident: ident.file.ident, cursor: ident.download)
+            clients[slot].server = ServerSession(
+                active: true, ident: ident.file.ident, cursor: ident.download)
             pushDownload(to: client, partition: partition, evenIfEmpty: true)
         case .upload(let entries):
             guard clients[slot].server.active else { return }
@@ -449,7 +497,9 @@ public final class World {
             counters.changesetsIntegrated += UInt64(outcome.integratedWriteIDs.count)
             digest.fold(servers[partition].currentVersion, UInt64(outcome.duplicatesSkipped))
             if let error = outcome.error {
-                failures.append("server refused an upload from client \(client) with \(error.code.rawValue) \(error.code.name)")
+                failures.append(
+                    "server refused an upload from client \(client) with \(error.code.rawValue) \(error.code.name)"
+                )
                 sendToClient(client, .error(error))
             }
             for member in partitionMembers[partition] {
@@ -463,7 +513,9 @@ public final class World {
         let slot = Int(client)
         let session = clients[slot].server
         guard session.active else { return }
-        guard evenIfEmpty || session.cursor.serverVersion < servers[partition].currentVersion else { return }
+        guard evenIfEmpty || session.cursor.serverVersion < servers[partition].currentVersion else {
+            return
+        }
         let download = servers[partition].download(for: session.ident, after: session.cursor)
         clients[slot].server.cursor = download.cursor
         counters.downloads += 1
@@ -471,7 +523,9 @@ public final class World {
     }
 
     func deliverToClient(_ event: Event) {
-        guard case .toClient(let message) = take(event.slot) else { preconditionFailure("slot holds a client message") }
+        guard case .toClient(let message) = take(event.slot) else {
+            preconditionFailure("slot holds a client message")
+        }
         let client = event.subject
         let slot = Int(client)
         guard event.generation == clients[slot].epoch else { return }
@@ -479,7 +533,8 @@ public final class World {
         if let cause = reaction.resetStarted {
             digest.fold(0xC0 | UInt64(client) << 8, UInt64(cause.rawValue))
             if reaction.integrationFailure {
-                failures.append("client \(client) could not integrate a download (merge or apply failed)")
+                failures.append(
+                    "client \(client) could not integrate a download (merge or apply failed)")
             }
         }
         if let cause = reaction.resetCompleted {
@@ -562,7 +617,8 @@ public final class World {
         let serverDigests = servers.map { $0.state.contentDigest() }
         for index in clients.indices {
             let client = clients[index]
-            let converged = client.sync.session == .active && client.sync.unsynced.isEmpty
+            let converged =
+                client.sync.session == .active && client.sync.unsynced.isEmpty
                 && client.sync.replica.contentDigest() == serverDigests[Int(client.partition)]
             if !converged { divergent.append(UInt32(index)) }
         }
@@ -572,13 +628,18 @@ public final class World {
             failures.append("\(totals[0]) writes still pending after healing")
         }
         if ledger.violations > 0 {
-            failures.append("ledger: \(ledger.violations) impossible transitions; first: \(ledger.firstViolation ?? "?")")
+            failures.append(
+                "ledger: \(ledger.violations) impossible transitions; first: \(ledger.firstViolation ?? "?")"
+            )
         }
         if !divergent.isEmpty {
-            failures.append("\(divergent.count) clients did not converge to the server (first: client \(divergent[0]))")
+            failures.append(
+                "\(divergent.count) clients did not converge to the server (first: client \(divergent[0]))"
+            )
         }
-        return RunResult(world: self, healingStartedAt: healingStart, divergentClients: divergent,
-                         ledgerTotals: totals)
+        return RunResult(
+            world: self, healingStartedAt: healingStart, divergentClients: divergent,
+            ledgerTotals: totals)
     }
 }
 
@@ -596,7 +657,7 @@ public struct WorldCounters: Sendable, Equatable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -69,7 +69,8 @@ public struct IdentMessage: Sendable {
     public var file: SaltedFileIdent
     public var download: DownloadCursor
     public var latestServerVersion: SaltedVersion
-    public init(file: SaltedFileIdent, download: DownloadCursor, latestServerVersion: SaltedVersion) {
+    public init(file: SaltedFileIdent, download: DownloadCursor, latestServerVersion: SaltedVersion)
+    {
         self.file = file
         self.download = download
         self.latestServerVersion = latestServerVersion
@@ -100,7 +101,9 @@ public struct DownloadMessage: Sendable {
     public var cursor: DownloadCursor
     public var latest: SaltedVersion
     public var entries: ContiguousArray<DownloadEntry>
-    public init(cursor: DownloadCursor, latest: SaltedVersion, entries: ContiguousArray<DownloadEntry>) {
+    public init(
+        cursor: DownloadCursor, latest: SaltedVersion, entries: ContiguousArray<DownloadEntry>
+    ) {
         self.cursor = cursor
         self.latest = latest
         self.entries = entries
@@ -123,7 +126,7 @@ public enum ProtocolErrorCode: UInt16, Sendable, CaseIterable, Comparable {
     public var requiresClientReset: Bool {
         switch self {
         case .badClientFileIdent, .badServerVersion, .badClientVersion, .divergingHistories,
-             .clientFileExpired:
+            .clientFileExpired:
             true
         case .badChangeset:
             false

@@ -93,11 +93,13 @@ public struct ServerFile: Sendable {
     /// - Complexity: O(1) (the state is shared copy-on-write).
     public mutating func allocateFreshCopy(fileSalt: UInt64) -> FreshCopy {
         let ident = UInt64(clientFiles.count)
-        clientFiles.append(ClientFileRecord(
-            salt: fileSalt, lastIntegratedClientVersion: 0, reciprocalBase: currentVersion,
-            reciprocalVersions: [], reciprocalChangesets: []))
-        return FreshCopy(file: SaltedFileIdent(ident: ident, salt: fileSalt), latest: latest,
-                         state: state)
+        clientFiles.append(
+            ClientFileRecord(
+                salt: fileSalt, lastIntegratedClientVersion: 0, reciprocalBase: currentVersion,
+                reciprocalVersions: [], reciprocalChangesets: []))
+        return FreshCopy(
+            file: SaltedFileIdent(ident: ident, salt: fileSalt), latest: latest,
+            state: state)
     }
 
     /// The IDENT checks of REALM-SEMANTICS §3.2, in the reference's order. Nil means accepted.
@@ -107,7 +109,9 @@ public struct ServerFile: Sendable {
         guard ident >= 1, ident < UInt64(clientFiles.count), let record = clientFiles[Int(ident)]
         else { return reset(.badClientFileIdent) }
         if record.salt != message.file.salt { return reset(.divergingHistories) }
-        if message.download.serverVersion < record.reciprocalBase.clamped(below: historyBase.version) {
+        if message.download.serverVersion
+            < record.reciprocalBase.clamped(below: historyBase.version)
+        {
             return reset(.badServerVersion)
         }
         if message.download.serverVersion > currentVersion { return reset(.badServerVersion) }
@@ -145,7 +149,8 @@ public struct ServerFile: Sendable {
             index += 1
         }
         return DownloadMessage(
-            cursor: DownloadCursor(serverVersion: currentVersion, lastIntegratedClientVersion: ownVersion),
+            cursor: DownloadCursor(
+                serverVersion: currentVersion, lastIntegratedClientVersion: ownVersion),
             latest: latest, entries: entries)
     }
 
@@ -172,9 +177,11 @@ public struct ServerFile: Sendable {
             while end < upload.count, upload[end].changeset.lastIntegratedRemoteVersion == base {
                 end += 1
             }
-            if let error = integrateRun(upload[start..<end], base: base, from: ident,
-                                        transformer: &transformer, nextSalt: nextSalt,
-                                        outcome: &outcome) {
+            if let error = integrateRun(
+                upload[start..<end], base: base, from: ident,
+                transformer: &transformer, nextSalt: nextSalt,
+                outcome: &outcome)
+            {
                 outcome.error = error
                 return outcome
             }
@@ -236,11 +243,13 @@ public struct ServerFile: Sendable {
             let version = entry.changeset.version
             if entry.changeset.originFileIdent != ident {
                 while overrideIndex < record.reciprocalVersions.count,
-                      record.reciprocalVersions[overrideIndex] < version {
+                    record.reciprocalVersions[overrideIndex] < version
+                {
                     overrideIndex += 1
                 }
                 if overrideIndex < record.reciprocalVersions.count,
-                   record.reciprocalVersions[overrideIndex] == version {
+                    record.reciprocalVersions[overrideIndex] == version
+                {
                     concurrent.append(record.reciprocalChangesets[overrideIndex])
                 } else {
                     concurrent.append(entry.changeset)
@@ -269,8 +278,10 @@ public struct ServerFile: Sendable {
             }
             changeset.version = currentVersion + 1
             changeset.lastIntegratedRemoteVersion = clientVersion
-            history.append(ServerHistoryEntry(changeset: changeset, salt: nextSalt(),
-                                              writeID: writeIDs[offset]))
+            history.append(
+                ServerHistoryEntry(
+                    changeset: changeset, salt: nextSalt(),
+                    writeID: writeIDs[offset]))
             record.lastIntegratedClientVersion = clientVersion
             outcome.integratedWriteIDs.append(writeIDs[offset])
         }

@@ -83,7 +83,8 @@ public struct SyncClient: Sendable {
             originTimestamp: timestampMs, originFileIdent: 0, instructions: instructions)
         try replica.apply(changeset)
         clientVersion += 1
-        unsynced.append(LocalHistoryEntry(original: changeset, reciprocal: changeset, writeID: writeID))
+        unsynced.append(
+            LocalHistoryEntry(original: changeset, reciprocal: changeset, writeID: writeID))
         return session == .active ? pendingUpload() : nil
     }
 
@@ -98,8 +99,10 @@ public struct SyncClient: Sendable {
             return .requestFreshCopy
         }
         session = .connecting
-        return .ident(IdentMessage(file: file, download: downloadCursor,
-                                   latestServerVersion: latestServerVersion))
+        return .ident(
+            IdentMessage(
+                file: file, download: downloadCursor,
+                latestServerVersion: latestServerVersion))
     }
 
     /// The connection dropped (or the device went offline). A reset in progress restarts from
@@ -110,7 +113,9 @@ public struct SyncClient: Sendable {
     }
 
     /// Handles a message from the server.
-    public mutating func receive(_ message: ServerMessage, transformer: inout Transformer) -> ClientReaction {
+    public mutating func receive(_ message: ServerMessage, transformer: inout Transformer)
+        -> ClientReaction
+    {
         var reaction = ClientReaction()
         switch message {
         case .error(let error):
@@ -153,12 +158,15 @@ public struct SyncClient: Sendable {
 
     /// discardUnsyncedChanges: the local file becomes an exact copy of the fresh server state
     /// and takes over its ident and server version; unsynced writes are dropped.
-    private mutating func adoptFreshCopy(_ copy: FreshCopy, discarded: inout ContiguousArray<UInt64>) {
+    private mutating func adoptFreshCopy(
+        _ copy: FreshCopy, discarded: inout ContiguousArray<UInt64>
+    ) {
         for entry in unsynced { discarded.append(entry.writeID) }
         unsynced.removeAll(keepingCapacity: true)
         replica = copy.state
         file = copy.file
-        downloadCursor = DownloadCursor(serverVersion: copy.latest.version, lastIntegratedClientVersion: 0)
+        downloadCursor = DownloadCursor(
+            serverVersion: copy.latest.version, lastIntegratedClientVersion: 0)
         latestServerVersion = copy.latest
         // Client versions restart for the new ident: the server has integrated none of them.
         clientVersion = 0
@@ -178,7 +186,9 @@ public struct SyncClient: Sendable {
     /// Integrates a DOWNLOAD: each run of entries that share the same "last integrated client
     /// version" is merged against the unsynced changesets the server had not integrated when it
     /// produced them, then applied. Finally the upload acknowledgement trims the history.
-    private mutating func integrate(_ download: DownloadMessage, transformer: inout Transformer) -> Bool {
+    private mutating func integrate(_ download: DownloadMessage, transformer: inout Transformer)
+        -> Bool
+    {
         let entries = download.entries
         var start = 0
         let ident = file?.ident ?? 0

@@ -23,10 +23,14 @@ public struct RunCommand: ParsableCommand {
     @Option(help: "The run's seed (0 ... 2^63-1). Default: the scenario's seed.")
     public var seed: UInt64?
 
-    @Option(help: "Override the scenario's clientsCount (1 ... 100000), keeping its clients per partition.")
+    @Option(
+        help:
+            "Override the scenario's clientsCount (1 ... 100000), keeping its clients per partition."
+    )
     public var clients: UInt32?
 
-    @Option(help: "Override the scenario's duration: seconds, or a number with s, m, h or d (e.g. 6h).")
+    @Option(
+        help: "Override the scenario's duration: seconds, or a number with s, m, h or d (e.g. 6h).")
     public var duration: String?
 
     @Option(name: .customLong("out"), help: "The results directory (created if missing).")
@@ -39,13 +43,18 @@ public struct RunCommand: ParsableCommand {
 
     public func validate() throws {
         if let seed, seed > UInt64(Int64.max) {
-            throw ValidationError("--seed \(seed) is above 2^63-1; give a seed between 0 and \(Int64.max).")
+            throw ValidationError(
+                "--seed \(seed) is above 2^63-1; give a seed between 0 and \(Int64.max).")
         }
         if let clients, clients == 0 || clients > Limits.clientsMax {
-            throw ValidationError("--clients \(clients) is outside 1...\(Limits.clientsMax); give a client count in that range.")
+            throw ValidationError(
+                "--clients \(clients) is outside 1...\(Limits.clientsMax); give a client count in that range."
+            )
         }
         if let duration, RunCommand.parseDuration(duration) == nil {
-            throw ValidationError("--duration '\(duration)' is not a duration; give whole seconds (3600) or a number with s, m, h or d (90m, 6h, 1d), at most 366d.")
+            throw ValidationError(
+                "--duration '\(duration)' is not a duration; give whole seconds (3600) or a number with s, m, h or d (90m, 6h, 1d), at most 366d."
+            )
         }
     }
 
@@ -54,7 +63,9 @@ public struct RunCommand: ParsableCommand {
         guard let last = text.last else { return nil }
         let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
         let (digits, unit) = units[last].map { (text.dropLast(), $0) } ?? (Substring(text), 1)
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = UInt64(digits) else { return nil }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = UInt64(digits) else {
+            return nil
+        }
         let (seconds, overflow) = value.multipliedReportingOverflow(by: unit)
         guard !overflow, seconds >= 1, seconds <= Limits.durationSecondsMax else { return nil }
         return seconds
@@ -87,7 +98,9 @@ public struct RunCommand: ParsableCommand {
             loaded.faults = loaded.faults.filter { $0.atSeconds < seconds }
         }
         let runSeed = seed ?? loaded.seed
-        print("seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)")
+        print(
+            "seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
+        )
 
         // Fail before simulating if the results cannot be written.
         let store: ResultStore
@@ -111,14 +124,18 @@ public struct RunCommand: ParsableCommand {
         do {
             _ = try store.insert(record)
             for table in ResultTable.allCases {
-                try AtomicFile.write(try store.csv(table), to: "\(outputDirectory)/\(table.rawValue).csv")
+                try AtomicFile.write(
+                    try store.csv(table), to: "\(outputDirectory)/\(table.rawValue).csv")
             }
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(3)
         }
 
-        if !quiet { RunSummaryPrinter.print(result: result, timings: timings, outputDirectory: outputDirectory) }
+        if !quiet {
+            RunSummaryPrinter.print(
+                result: result, timings: timings, outputDirectory: outputDirectory)
+        }
         print("digest=\(result.traceDigest.hex)")
         if !result.passed {
             for failure in result.failures { print("FAILED: \(failure)") }
@@ -129,8 +146,12 @@ public struct RunCommand: ParsableCommand {
                 commit: BuildInfo.gitCommit, digest: result.traceDigest.hex,
                 reproduce: reproduceLine(seed: runSeed))
             let path = "\(outputDirectory)/capsule-seed-\(runSeed).json"
-            if let json = try? RunRecord.canonicalJSON(capsule), (try? AtomicFile.write(json + "\n", to: path)) != nil {
-                print("capsule: \(path) (copy it into Data/seeds/ and fill in fixedIn to replay it in every test run)")
+            if let json = try? RunRecord.canonicalJSON(capsule),
+                (try? AtomicFile.write(json + "\n", to: path)) != nil
+            {
+                print(
+                    "capsule: \(path) (copy it into Data/seeds/ and fill in fixedIn to replay it in every test run)"
+                )
             }
             print("reproduce: \(reproduceLine(seed: runSeed))")
             throw ExitCode(1)
@@ -175,17 +196,20 @@ enum OutputDirectory {
         let manager = FileManager.default
         if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
-                throw MeasurementError.outputNotWritable(path: path, directory: path, reason: "exists but is not a directory")
+                throw MeasurementError.outputNotWritable(
+                    path: path, directory: path, reason: "exists but is not a directory")
             }
         } else {
             do {
                 try manager.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw MeasurementError.outputNotWritable(path: path, directory: path, reason: "does not exist and could not be created")
+                throw MeasurementError.outputNotWritable(
+                    path: path, directory: path, reason: "does not exist and could not be created")
             }
         }
         guard manager.isWritableFile(atPath: path) else {
-            throw MeasurementError.outputNotWritable(path: path, directory: path, reason: "is not writable")
+            throw MeasurementError.outputNotWritable(
+                path: path, directory: path, reason: "is not writable")
         }
     }
 }

@@ -6,22 +6,22 @@ import SyncEngine
 /// Facts about this build, recorded with every run.
 enum BuildInfo {
     #if DEBUG
-    static let configuration = "debug"
+        static let configuration = "debug"
     #else
-    static let configuration = "release"
+        static let configuration = "release"
     #endif
 
     /// The compiler that built SyncSim. Kept independent of the build configuration so that
     /// debug and release runs of one seed produce identical deterministic CSV.
     static let toolchain: String = {
         #if compiler(>=6.4)
-        "swift-6.4+"
+            "swift-6.4+"
         #elseif compiler(>=6.3)
-        "swift-6.3"
+            "swift-6.3"
         #elseif compiler(>=6.2)
-        "swift-6.2"
+            "swift-6.2"
         #else
-        "swift-6.1"
+            "swift-6.1"
         #endif
     }()
 
@@ -29,7 +29,8 @@ enum BuildInfo {
     /// "unknown" outside a git checkout. Read once, by the CLI only.
     static let gitCommit: String = {
         guard let head = runGit(["rev-parse", "--short=12", "HEAD"]) else { return "unknown" }
-        let dirty = runGit(["status", "--porcelain", "--untracked-files=no"]).map { !$0.isEmpty } ?? false
+        let dirty =
+            runGit(["status", "--porcelain", "--untracked-files=no"]).map { !$0.isEmpty } ?? false
         return dirty ? head + "+dirty" : head
     }()
 
@@ -69,9 +70,9 @@ struct Timings {
     static func peakResidentBytes() -> UInt64 {
         var usage = rusage()
         #if os(Linux)
-        let who = __rusage_who_t(RUSAGE_SELF.rawValue)
+            let who = __rusage_who_t(RUSAGE_SELF.rawValue)
         #else
-        let who = RUSAGE_SELF
+            let who = RUSAGE_SELF
         #endif
         guard getrusage(who, &usage) == 0 else { return 0 }
         return UInt64(usage.ru_maxrss) * 1024  // kilobytes on Linux
@@ -100,11 +101,14 @@ enum RunRecordBuilder {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    static func record(result: RunResult, scenario: Scenario, scenarioBytes: [UInt8], timings: Timings,
-                       overrides: RunOverrides) -> RunRecord {
+    static func record(
+        result: RunResult, scenario: Scenario, scenarioBytes: [UInt8], timings: Timings,
+        overrides: RunOverrides
+    ) -> RunRecord {
         let options = (try? RunRecord.canonicalJSON(overrides)) ?? "{}"
         return RunRecord(
-            seed: result.seed, scenarioName: scenario.name, scenarioHash: contentHash(scenarioBytes),
+            seed: result.seed, scenarioName: scenario.name,
+            scenarioHash: contentHash(scenarioBytes),
             optionsJSON: options, gitCommit: BuildInfo.gitCommit, toolchain: BuildInfo.toolchain,
             traceDigest: result.traceDigest.hex, simulatedDurationNs: result.simulatedDurationNs,
             clientsCount: result.clientsCount, eventsCount: result.eventsProcessed,
@@ -154,7 +158,8 @@ enum RunRecordBuilder {
             .integer("resets", Int64(counters.resets)),
         ]
         for (index, cause) in ResetCause.allCases.enumerated() {
-            metrics.append(.integer("resets\(cause.rawValue)", Int64(counters.resetsByCause[index])))
+            metrics.append(
+                .integer("resets\(cause.rawValue)", Int64(counters.resetsByCause[index])))
         }
         metrics += [
             .integer("messagesLost", Int64(counters.messagesLost)),
@@ -172,7 +177,10 @@ enum RunSummaryPrinter {
         }
         Swift.print("")
         Swift.print("Deterministic results (a function of seed and scenario)")
-        line("  simulated", "\(format(days * 24, 2)) h + \(format(Double(result.healingDurationNs) / 60e9, 1)) min healing, \(result.clientsCount) clients")
+        line(
+            "  simulated",
+            "\(format(days * 24, 2)) h + \(format(Double(result.healingDurationNs) / 60e9, 1)) min healing, \(result.clientsCount) clients"
+        )
         line("  events", "\(result.eventsProcessed)")
         line("  writes made", "\(result.writesMade)")
         line("    synced", "\(result.writesSynced)")
@@ -181,19 +189,37 @@ enum RunSummaryPrinter {
         line("    still pending", "\(result.writesPending)")
         let causes = result.resetsByCause.filter { $0.count > 0 }
             .map { "\($0.cause.rawValue): \($0.count)" }.joined(separator: ", ")
-        line("  client resets", "\(result.counters.resets) (\(causes.isEmpty ? "none" : causes)) across \(result.clientsThatReset) clients")
+        line(
+            "  client resets",
+            "\(result.counters.resets) (\(causes.isEmpty ? "none" : causes)) across \(result.clientsThatReset) clients"
+        )
         line("  resets per client per day", format(result.resetsPerClientPerDay, 3))
-        line("  faults", "\(result.counters.restores) restores, \(result.counters.terminations) terminations, \(result.counters.backups) backups")
-        line("  messages", "\(result.counters.uploads) uploads, \(result.counters.downloads) downloads, \(result.counters.messagesLost) lost")
-        line("  converged after healing", result.converged ? "yes, every replica equals its server file" : "NO: \(result.divergentClients.count) clients differ")
+        line(
+            "  faults",
+            "\(result.counters.restores) restores, \(result.counters.terminations) terminations, \(result.counters.backups) backups"
+        )
+        line(
+            "  messages",
+            "\(result.counters.uploads) uploads, \(result.counters.downloads) downloads, \(result.counters.messagesLost) lost"
+        )
+        line(
+            "  converged after healing",
+            result.converged
+                ? "yes, every replica equals its server file"
+                : "NO: \(result.divergentClients.count) clients differ")
         Swift.print("")
         Swift.print("Wall-clock figures (this machine, not deterministic)")
         line("  wall time", "\(format(timings.wallSeconds, 2)) s")
         line("  simulated events per second", format(timings.eventsPerSecond, 0))
         line("  speed-up over real time", "\(format(timings.speedUp, 0))x")
-        line("  peak memory", "\(format(Double(timings.peakResidentBytes) / 1_048_576, 1)) MiB (\(format(timings.peakResidentBytesPerClient / 1024, 1)) KiB per client)")
+        line(
+            "  peak memory",
+            "\(format(Double(timings.peakResidentBytes) / 1_048_576, 1)) MiB (\(format(timings.peakResidentBytesPerClient / 1024, 1)) KiB per client)"
+        )
         Swift.print("")
-        Swift.print("Results: \(outputDirectory)/results.sqlite, \(outputDirectory)/runs.csv, \(outputDirectory)/clients.csv, \(outputDirectory)/timings.csv")
+        Swift.print(
+            "Results: \(outputDirectory)/results.sqlite, \(outputDirectory)/runs.csv, \(outputDirectory)/clients.csv, \(outputDirectory)/timings.csv"
+        )
     }
 
     static func format(_ value: Double, _ decimals: Int) -> String {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Testing
+
 @testable import SyncSimCLI
 
 /// Every command's `--help`, asserted verbatim against Tests/CLITests/Help/*.txt (80 columns).

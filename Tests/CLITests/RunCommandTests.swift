@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Testing
+
 @testable import SyncSimCLI
 
 /// `syncsim run` end to end, in process: determinism of the files it writes, and every
@@ -37,11 +38,15 @@ import Testing
         for table in ["runs", "clients"] {
             let a = try #require(bytes("\(first)/\(table).csv"))
             #expect(a == bytes("\(second)/\(table).csv"), "\(table).csv differs for the same seed")
-            #expect(a != bytes("\(other)/\(table).csv"), "\(table).csv identical for different seeds")
+            #expect(
+                a != bytes("\(other)/\(table).csv"), "\(table).csv identical for different seeds")
         }
         let header = String(decoding: try #require(bytes("\(first)/runs.csv")), as: UTF8.self)
             .components(separatedBy: "\r\n")[0]
-        #expect(header.hasPrefix("run_id,seed,scenario_name,scenario_hash,options_json,git_commit,toolchain,trace_digest"))
+        #expect(
+            header.hasPrefix(
+                "run_id,seed,scenario_name,scenario_hash,options_json,git_commit,toolchain,trace_digest"
+            ))
         #expect(header.contains("writes_lost_to_restore"))
         #expect(header.contains("resets208"))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Simulation
 
 @Suite struct ScenarioDecodingTests {
@@ -36,7 +37,9 @@ import Testing
         let directory = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Data/scenarios")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".json")
+        }.sorted()
         #expect(!files.isEmpty)
         for file in files {
             _ = try Scenario.load(path: directory.appendingPathComponent(file).path)
@@ -74,14 +77,20 @@ import Testing
     }
 
     @Test func faultsMustBeInsideTheRun() {
-        let failure = error(#"{ "durationSeconds": 100, "faults": [ { "kind": "terminateSync", "atSeconds": 100 } ] }"#)
+        let failure = error(
+            #"{ "durationSeconds": 100, "faults": [ { "kind": "terminateSync", "atSeconds": 100 } ] }"#
+        )
         #expect(failure?.field == "faults[0].atSeconds")
         #expect(error(#"{ "faults": [ { "atSeconds": 5 } ] }"#)?.field == "faults[0].kind")
     }
 
     @Test func inconsistentFields() {
-        #expect(error(#"{ "workload": { "erasePercent": 60, "addIntegerPercent": 50 } }"#)?.code == .inconsistent)
-        #expect(error(#"{ "network": { "reconnectSecondsMin": 10, "reconnectSecondsMax": 5 } }"#)?.code == .inconsistent)
+        #expect(
+            error(#"{ "workload": { "erasePercent": 60, "addIntegerPercent": 50 } }"#)?.code
+                == .inconsistent)
+        #expect(
+            error(#"{ "network": { "reconnectSecondsMin": 10, "reconnectSecondsMax": 5 } }"#)?.code
+                == .inconsistent)
     }
 
     @Test func aMissingFileIsUnreadable() {

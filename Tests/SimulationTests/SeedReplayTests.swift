@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Simulation
 
 /// Replays every seed in Data/seeds/: each is a run that once failed and must pass now.
@@ -28,11 +29,14 @@ import Testing
 
     @Test(arguments: seedFiles())
     func replay(file: String) throws {
-        let data = try Data(contentsOf: Self.repository.appendingPathComponent("Data/seeds/\(file)"))
+        let data = try Data(
+            contentsOf: Self.repository.appendingPathComponent("Data/seeds/\(file)"))
         let entry = try JSONDecoder().decode(SeedFile.self, from: data)
-        var scenario = entry.scenario == "default"
+        var scenario =
+            entry.scenario == "default"
             ? try Scenario.decode(bytes: Array(Scenario.defaultScenarioJSON.utf8), file: "default")
-            : try Scenario.load(path: Self.repository.appendingPathComponent(entry.scenario).path).scenario
+            : try Scenario.load(path: Self.repository.appendingPathComponent(entry.scenario).path)
+                .scenario
         if let clients = entry.clients { scenario.clientsCount = clients }
         if let duration = entry.durationSeconds {
             scenario.durationSeconds = duration

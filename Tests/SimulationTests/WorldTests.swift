@@ -1,5 +1,6 @@
 import Randomness
 import Testing
+
 @testable import Simulation
 
 /// A small world: 40 clients in 4 partitions, no message loss, short run.
@@ -22,8 +23,10 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
         var scenario = smallScenario()
         scenario.network.lossPerMillion = 2_000
         scenario.clock.skewMillisecondsMax = 500
-        scenario.faults = [FaultSpec(kind: .restoreFromBackup, atSeconds: 4_000),
-                           FaultSpec(kind: .terminateSync, atSeconds: 6_000)]
+        scenario.faults = [
+            FaultSpec(kind: .restoreFromBackup, atSeconds: 4_000),
+            FaultSpec(kind: .terminateSync, atSeconds: 6_000),
+        ]
         let first = World(scenario: scenario, seed: 42).run()
         let second = World(scenario: scenario, seed: 42).run()
         #expect(first.traceDigest == second.traceDigest)
@@ -37,14 +40,17 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
 
     @Test func differentSeedsDiffer() {
         let scenario = smallScenario()
-        let digests = Set((1...4).map { World(scenario: scenario, seed: UInt64($0)).run().traceDigest.value })
+        let digests = Set(
+            (1...4).map { World(scenario: scenario, seed: UInt64($0)).run().traceDigest.value })
         #expect(digests.count == 4)
     }
 
     @Test func aClientsStreamDoesNotDependOnOtherStreams() {
         let alone = RandomStream(seed: 9, id: StreamID(domain: 1, index: 5))
         let aloneDraws = (0..<8).map { _ in alone.next32() }
-        let others = (0..<50).map { RandomStream(seed: 9, id: StreamID(domain: 1, index: UInt64($0 + 100))) }
+        let others = (0..<50).map {
+            RandomStream(seed: 9, id: StreamID(domain: 1, index: UInt64($0 + 100)))
+        }
         for other in others { _ = other.next32() }
         let again = RandomStream(seed: 9, id: StreamID(domain: 1, index: 5))
         #expect((0..<8).map { _ in again.next32() } == aloneDraws)
@@ -79,7 +85,9 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
         #expect(result.passed, "seed \(seed): \(result.failures)")
         #expect(result.converged)
         #expect(result.writesPending == 0)
-        #expect(result.writesMade == result.writesSynced + result.writesDiscardedByReset + result.writesLostToRestore)
+        #expect(
+            result.writesMade == result.writesSynced + result.writesDiscardedByReset
+                + result.writesLostToRestore)
         #expect(result.writesMade > 500)
     }
 }
@@ -104,9 +112,14 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
         for client in 0..<40 {
             let counters = result.clients[client]
             if client % 2 == 0 {
-                #expect(counters.resets == 0, "client \(client) did not sync after the backup but reset")
+                #expect(
+                    counters.resets == 0, "client \(client) did not sync after the backup but reset"
+                )
             } else {
-                #expect(counters.resets == 1, "client \(client) synced after the backup; expected one reset, got \(counters.resets)")
+                #expect(
+                    counters.resets == 1,
+                    "client \(client) synced after the backup; expected one reset, got \(counters.resets)"
+                )
             }
         }
         // Writes the odd clients had acknowledged between the backup and the restore are lost.
@@ -130,7 +143,8 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
         for client in 0..<40 {
             let counters = result.clients[client]
             #expect(counters.resets == 1, "client \(client): \(counters.resets) resets")
-            #expect(counters.resetsByCause[index208] == 1, "client \(client) reset for another cause")
+            #expect(
+                counters.resetsByCause[index208] == 1, "client \(client) reset for another cause")
         }
         // Data stays on the server after termination: nothing was lost to a restore.
         #expect(result.writesLostToRestore == 0)

@@ -1,5 +1,6 @@
 import MergeCore
 import Testing
+
 @testable import SyncEngine
 
 /// The IDENT checks and the upload/download cycle of one server file, without a simulator.
@@ -8,17 +9,28 @@ import Testing
 
     static func schema() -> Replica {
         var replica = Replica()
-        try! replica.apply(Changeset(instructions: [
-            .addTable(table: table, primaryKeyField: 0, primaryKeyType: .int, primaryKeyNullable: false),
-            .addColumn(table: table, field: 1, type: .int, nullable: true, collection: .single, linkTarget: nil),
-        ]))
+        try! replica.apply(
+            Changeset(instructions: [
+                .addTable(
+                    table: table, primaryKeyField: 0, primaryKeyType: .int,
+                    primaryKeyNullable: false),
+                .addColumn(
+                    table: table, field: 1, type: .int, nullable: true, collection: .single,
+                    linkTarget: nil),
+            ]))
         return replica
     }
 
-    static func write(_ client: inout SyncClient, key: Int64, value: Int64, at ms: UInt64, id: UInt64) -> ClientMessage? {
+    static func write(
+        _ client: inout SyncClient, key: Int64, value: Int64, at ms: UInt64, id: UInt64
+    ) -> ClientMessage? {
         let object = ObjectRef(table: table, key: .int(key))
-        return try! client.write([.createObject(object), .update(object: object, field: 1, value: .int(value), isDefault: false)],
-                                 timestampMs: ms, writeID: id)
+        return try! client.write(
+            [
+                .createObject(object),
+                .update(object: object, field: 1, value: .int(value), isDefault: false),
+            ],
+            timestampMs: ms, writeID: id)
     }
 
     struct Pair {
@@ -51,8 +63,11 @@ import Testing
             guard case .upload(let entries) = message else { return }
             let ident = client.file!.ident
             var salts = salt
-            let outcome = server.integrate(upload: entries, from: ident, transformer: &transformer,
-                                           nextSalt: { salts += 1; return salts })
+            let outcome = server.integrate(
+                upload: entries, from: ident, transformer: &transformer,
+                nextSalt: {
+                    salts += 1; return salts
+                })
             salt = salts
             #expect(outcome.error == nil)
             let download = server.download(for: ident, after: client.downloadCursor)
@@ -123,14 +138,25 @@ import Testing
     @Test func duplicateUploadsAreSkipped() {
         var pair = Pair()
         _ = pair.connect()
-        guard case .upload(let entries) = ServerFileTests.write(&pair.client, key: 1, value: 10, at: 5, id: 0) else {
+        guard
+            case .upload(let entries) = ServerFileTests.write(
+                &pair.client, key: 1, value: 10, at: 5, id: 0)
+        else {
             Issue.record("expected an upload")
             return
         }
         let ident = pair.client.file!.ident
         var salt: UInt64 = 1
-        let first = pair.server.integrate(upload: entries, from: ident, transformer: &pair.transformer, nextSalt: { salt += 1; return salt })
-        let second = pair.server.integrate(upload: entries, from: ident, transformer: &pair.transformer, nextSalt: { salt += 1; return salt })
+        let first = pair.server.integrate(
+            upload: entries, from: ident, transformer: &pair.transformer,
+            nextSalt: {
+                salt += 1; return salt
+            })
+        let second = pair.server.integrate(
+            upload: entries, from: ident, transformer: &pair.transformer,
+            nextSalt: {
+                salt += 1; return salt
+            })
         #expect(first.integratedWriteIDs == [0])
         #expect(second.integratedWriteIDs.isEmpty)
         #expect(second.duplicatesSkipped == 1)
@@ -156,6 +182,8 @@ import Testing
         _ = a.client.receive(.download(download), transformer: &a.transformer)
         #expect(a.client.replica == b.client.replica)
         #expect(a.client.replica == a.server.state)
-        #expect(a.server.state.value(of: ObjectRef(table: ServerFileTests.table, key: .int(7)), field: 1) == .int(2))
+        #expect(
+            a.server.state.value(
+                of: ObjectRef(table: ServerFileTests.table, key: .int(7)), field: 1) == .int(2))
     }
 }
