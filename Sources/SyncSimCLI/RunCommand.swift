@@ -87,16 +87,8 @@ public struct RunCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(2)
         }
-        if let clients {
-            // Keep the scenario's clients per partition (its sharing topology).
-            let perPartition = max(1, Double(loaded.clientsCount) / Double(loaded.partitionsCount))
-            loaded.partitionsCount = UInt32(max(1, (Double(clients) / perPartition).rounded()))
-            loaded.clientsCount = clients
-        }
-        if let duration, let seconds = RunCommand.parseDuration(duration) {
-            loaded.durationSeconds = seconds
-            loaded.faults = loaded.faults.filter { $0.atSeconds < seconds }
-        }
+        loaded.applyOverrides(
+            clientsCount: clients, durationSeconds: duration.flatMap(RunCommand.parseDuration))
         let runSeed = seed ?? loaded.seed
         print(
             "seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
@@ -166,20 +158,6 @@ public struct RunCommand: ParsableCommand {
         if let duration { parts += ["--duration", duration] }
         return parts.joined(separator: " ")
     }
-}
-
-/// Everything needed to replay a failed run: the format of `Data/seeds/*.json`, plus the commit
-/// and digest it failed with.
-struct FailureCapsule: Encodable {
-    var scenario: String
-    var seed: UInt64
-    var clients: UInt32?
-    var durationSeconds: UInt64?
-    var failure: String
-    var fixedIn: String
-    var commit: String
-    var digest: String
-    var reproduce: String
 }
 
 /// The command-line overrides, recorded with the run (as canonical JSON).

@@ -5,15 +5,6 @@ import Testing
 
 /// Replays every seed in Data/seeds/: each is a run that once failed and must pass now.
 @Suite struct SeedReplayTests {
-    struct SeedFile: Decodable {
-        var scenario: String
-        var seed: UInt64
-        var clients: UInt32?
-        var durationSeconds: UInt64?
-        var failure: String
-        var fixedIn: String
-    }
-
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -31,17 +22,13 @@ import Testing
     func replay(file: String) throws {
         let data = try Data(
             contentsOf: Self.repository.appendingPathComponent("Data/seeds/\(file)"))
-        let entry = try JSONDecoder().decode(SeedFile.self, from: data)
+        let entry = try JSONDecoder().decode(FailureCapsule.self, from: data)
         var scenario =
             entry.scenario == "default"
             ? try Scenario.decode(bytes: Array(Scenario.defaultScenarioJSON.utf8), file: "default")
             : try Scenario.load(path: Self.repository.appendingPathComponent(entry.scenario).path)
                 .scenario
-        if let clients = entry.clients { scenario.clientsCount = clients }
-        if let duration = entry.durationSeconds {
-            scenario.durationSeconds = duration
-            scenario.faults = scenario.faults.filter { $0.atSeconds < duration }
-        }
+        scenario.applyOverrides(clientsCount: entry.clients, durationSeconds: entry.durationSeconds)
         let result = World(scenario: scenario, seed: entry.seed).run()
         #expect(result.passed, "\(file) (once: \(entry.failure)) fails again: \(result.failures)")
         #expect(result.converged)
