@@ -19,8 +19,11 @@ public struct TraceDigest: Sendable, Equatable {
         fold(b)
     }
 
-    public var hex: String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
-    }
+    public var hex: String { hexDigits(value) }
+}
+
+/// A 64-bit value as exactly 16 lowercase hex digits (digests in output and CSV).
+public func hexDigits(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
 }

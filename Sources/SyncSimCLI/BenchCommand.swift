@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
+import Measurement
 import MergeCore
 import MergeWorkloads
+import Simulation
 
 /// `syncsim bench`: performance measurements without the benchmark harness.
 public struct BenchCommand: ParsableCommand {
@@ -185,11 +187,11 @@ public struct BenchMergeCommand: ParsableCommand {
                     MergeInputs.generate(parameters(kind, instructions: size), role: role.role)
                 })
             }
-            let fit = Growth.fit(kindRows.map {
-                GrowthPoint(instructions: $0.measurement.instructionsMerged,
-                            mergeCpuNs: max($0.measurement.mergeCpuNs, 1))
-            })
-            for index in kindRows.indices { kindRows[index].growthExponent = fit.exponent }
+            // The growth exponent: the least-squares slope of log(time) on log(size) (GSL).
+            let fit = LinearFit.logLog(
+                kindRows.map { Double($0.measurement.instructionsMerged) },
+                kindRows.map { Double(max($0.measurement.mergeCpuNs, 1)) })
+            for index in kindRows.indices { kindRows[index].growthExponent = fit?.slope }
             rows += kindRows
         }
         return rows
@@ -217,7 +219,7 @@ struct BenchRow {
             format(m.instructionsPerSecond, digits: 0), format(m.encodedBytesPerInstruction, digits: 2),
             m.peakMemoryBytesPerInstruction.map { format($0, digits: 1) } ?? "",
             String(m.peakResidentBytes), growthExponent.map { format($0, digits: 3) } ?? "",
-            String(repetitions), String(seed), hex(m.replicaDigest), hex(m.changesetDigest),
+            String(repetitions), String(seed), hexDigits(m.replicaDigest), hexDigits(m.changesetDigest),
         ]
     }
 
@@ -235,7 +237,7 @@ struct BenchRow {
                 format(m.encodedBytesPerInstruction, digits: 2),
                 m.peakMemoryBytesPerInstruction.map { format($0, digits: 1) } ?? "-",
                 format(Double(m.peakResidentBytes) / 1_048_576, digits: 1),
-                row.growthExponent.map { format($0, digits: 3) } ?? "-", hex(m.replicaDigest),
+                row.growthExponent.map { format($0, digits: 3) } ?? "-", hexDigits(m.replicaDigest),
             ])
         }
         let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
@@ -249,47 +251,24 @@ struct BenchRow {
     }
 }
 
-/// RFC 4180 CSV of bench rows, written to a temporary file and renamed into place.
+/// RFC 4180 CSV of bench rows (Measurement's `CSV`), written atomically (`AtomicFile`).
 enum BenchCSV {
     static func render(_ rows: [BenchRow], seed: UInt64) -> String {
-        var text = BenchRow.columns.map(escape).joined(separator: ",") + "\r\n"
-        for row in rows {
-            text += row.fields(seed: seed).map(escape).joined(separator: ",") + "\r\n"
-        }
-        return text
-    }
-
-    static func escape(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else {
-            return field
-        }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        CSV.line(BenchRow.columns) + rows.map { CSV.line($0.fields(seed: seed)) }.joined()
     }
 
     static func write(_ rows: [BenchRow], seed: UInt64, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(ProcessInfo.processInfo.processIdentifier)")
         do {
-            try Data(render(rows, seed: seed).utf8).write(to: temporary)
-            guard rename(temporary.path, url.path) == 0 else {
-                throw CocoaError(.fileWriteUnknown)
-            }
+            try AtomicFile.write(render(rows, seed: seed), to: path)
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            printError("error: cannot write \(path): \(error); check that its folder exists and is writable")
-            throw ExitCode(74)
+            printError("\(error)")
+            throw ExitCode(ExportCommand.exitStatus(for: error))
         }
     }
 }
 
 private func format(_ value: Double, digits: Int) -> String {
     String(format: "%.\(digits)f", value)
-}
-
-private func hex(_ value: UInt64) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - digits.count) + digits
 }
 
 private func printError(_ line: String) {

@@ -1,5 +1,6 @@
 import Foundation
 import Measurement
+import MergeWorkloads
 import Simulation
 import SyncEngine
 
@@ -63,19 +64,8 @@ struct Timings {
         eventsPerSecond = wallSeconds > 0 ? Double(result.eventsProcessed) / wallSeconds : 0
         let simulated = Double(result.simulatedDurationNs + result.healingDurationNs) / 1e9
         speedUp = wallSeconds > 0 ? simulated / wallSeconds : 0
-        peakResidentBytes = Timings.peakResidentBytes()
+        peakResidentBytes = ProcessMetrics.peakResidentBytes()
         peakResidentBytesPerClient = Double(peakResidentBytes) / Double(max(result.clientsCount, 1))
-    }
-
-    static func peakResidentBytes() -> UInt64 {
-        var usage = rusage()
-        #if os(Linux)
-            let who = __rusage_who_t(RUSAGE_SELF.rawValue)
-        #else
-            let who = RUSAGE_SELF
-        #endif
-        guard getrusage(who, &usage) == 0 else { return 0 }
-        return UInt64(usage.ru_maxrss) * 1024  // kilobytes on Linux
     }
 
     var metrics: [Metric] {
@@ -97,8 +87,7 @@ enum RunRecordBuilder {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01B3
         }
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        return hexDigits(hash)
     }
 
     static func record(

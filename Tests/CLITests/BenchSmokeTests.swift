@@ -1,4 +1,5 @@
 import Foundation
+import Measurement
 import MergeCore
 import MergeWorkloads
 import Testing
@@ -68,11 +69,11 @@ struct BenchSmokeTests {
     }
 
     @Test("growth fit recovers a known exponent")
-    func growthFit() {
-        let points = [10_000, 100_000, 1_000_000].map {
-            GrowthPoint(instructions: $0, mergeCpuNs: UInt64(3 * pow(Double($0), 1.5)))
-        }
-        #expect(abs(Growth.fit(points).exponent - 1.5) < 1e-6)
+    func growthFit() throws {
+        let sizes = [10_000, 100_000, 1_000_000].map(Double.init)
+        let times = sizes.map { Double(UInt64(3 * pow($0, 1.5))) }
+        let fit = try #require(LinearFit.logLog(sizes, times))
+        #expect(abs(fit.slope - 1.5) < 1e-6)
     }
 }
 
