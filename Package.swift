@@ -66,7 +66,7 @@ let package = Package(
         ),
         .target(
             name: "Measurement",
-            dependencies: ["CGSL", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CGSL", "Randomness", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: internalChecks
         ),
         .target(

@@ -5,6 +5,7 @@
 //! that the figures, and the CSV made from them, are byte-identical from run to run.
 
 import CGSL
+import Randomness
 import Foundation
 
 /// Count, mean, spread, order statistics and a 95 % confidence interval of the mean.
@@ -59,7 +60,7 @@ public struct Summary: Sendable, Equatable {
                 count: 0, mean: 0, standardDeviation: 0, min: 0, p50: 0, p95: 0, p99: 0, max: 0,
                 confidenceHalfWidth95: 0)
         }
-        MeasurementGSL.ensure()
+        GSLSetup.ensure()
         var sorted = values
         sorted.withUnsafeMutableBufferPointer { buffer in
             gsl_sort(buffer.baseAddress, 1, buffer.count)
@@ -107,7 +108,7 @@ public struct Summary: Sendable, Equatable {
 /// The 0.975 quantile of Student's t distribution with `degreesOfFreedom` (≥ 1) degrees.
 func tQuantile975(degreesOfFreedom: Int) -> Double {
     precondition(degreesOfFreedom >= 1, "t quantile needs at least one degree of freedom")
-    MeasurementGSL.ensure()
+    GSLSetup.ensure()
     let quantile = gsl_cdf_tdist_Pinv(0.975, Double(degreesOfFreedom))
     precondition(quantile.isFinite, "gsl_cdf_tdist_Pinv returned a non-finite value")
     return quantile
@@ -151,7 +152,7 @@ public struct LinearFit: Sendable, Equatable {
             return nil
         }
         guard xs.contains(where: { $0 != xs[0] }) else { return nil }
-        MeasurementGSL.ensure()
+        GSLSetup.ensure()
         var intercept = 0.0
         var slope = 0.0
         var covariance00 = 0.0
