@@ -56,20 +56,13 @@ public struct ClientCounters: Sendable, Equatable {
     public init() {}
 }
 
-/// Why a client reset, as counted in the results. The protocol codes, plus integration failures.
-public enum ResetCause: UInt16, CaseIterable, Sendable {
-    case badClientFileIdent = 208
-    case badServerVersion = 209
-    case badClientVersion = 210
-    case divergingHistories = 211
-    case badChangeset = 212
-    case clientFileExpired = 222
+/// Why a client reset: the protocol error that started it (212 for a download that failed to
+/// integrate). Counters are kept per cause, in `allCases` order.
+public typealias ResetCause = ProtocolErrorCode
 
-    init(_ code: ProtocolErrorCode) {
-        self = ResetCause(rawValue: code.rawValue)!
-    }
-
-    var index: Int { ResetCause.allCases.firstIndex(of: self)! }
+extension ProtocolErrorCode {
+    /// The position of this cause in `allCases` (the order of the per-cause counters).
+    var index: Int { Self.allCases.firstIndex(of: self)! }
 }
 
 struct Backup {
@@ -538,9 +531,8 @@ public final class World {
             }
         }
         if let cause = reaction.resetCompleted {
-            let resetCause = ResetCause(cause)
             clients[slot].counters.resets += 1
-            clients[slot].counters.resetsByCause[resetCause.index] += 1
+            clients[slot].counters.resetsByCause[cause.index] += 1
             counters.resets += 1
             digest.fold(0xCC | UInt64(client) << 8, UInt64(cause.rawValue))
         }

@@ -148,7 +148,6 @@ public enum ProtocolErrorCode: UInt16, Sendable, CaseIterable, Comparable {
 /// What the server tells the client to do about an error (the JSON_ERROR `action` field).
 public enum ErrorAction: UInt8, Sendable {
     case clientReset = 1
-    case clientResetNoRecovery = 2
     case applicationBug = 3
 }
 

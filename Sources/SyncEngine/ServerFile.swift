@@ -109,9 +109,7 @@ public struct ServerFile: Sendable {
         guard ident >= 1, ident < UInt64(clientFiles.count), let record = clientFiles[Int(ident)]
         else { return reset(.badClientFileIdent) }
         if record.salt != message.file.salt { return reset(.divergingHistories) }
-        if message.download.serverVersion
-            < record.reciprocalBase.clamped(below: historyBase.version)
-        {
+        if message.download.serverVersion < record.reciprocalBase {
             return reset(.badServerVersion)
         }
         if message.download.serverVersion > currentVersion { return reset(.badServerVersion) }
@@ -287,9 +285,4 @@ public struct ServerFile: Sendable {
         }
         return nil
     }
-}
-
-extension UInt64 {
-    /// `self`, but never below `floor` (reciprocal bases older than the retained history).
-    @inline(__always) func clamped(below floor: UInt64) -> UInt64 { Swift.max(self, floor) }
 }

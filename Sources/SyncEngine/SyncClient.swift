@@ -7,11 +7,6 @@
 
 import MergeCore
 
-/// The client-reset modes of the Swift SDK. Only `discardUnsyncedChanges` is implemented so far.
-public enum ClientResetMode: String, Sendable, CaseIterable {
-    case discardUnsyncedChanges
-}
-
 public enum SessionState: UInt8, Sendable {
     /// Not connected (offline, or after a dropped connection).
     case disconnected
@@ -60,13 +55,11 @@ public struct SyncClient: Sendable {
     /// The cause of a client reset that has started but not completed. A reset interrupted by
     /// a dropped connection starts over at the next session, as in the reference.
     public private(set) var resetInProgress: ProtocolErrorCode?
-    public let resetMode: ClientResetMode
     /// Highest client version uploaded in the current session.
     private var uploadedThrough: UInt64 = 0
 
-    public init(initialState: Replica, resetMode: ClientResetMode = .discardUnsyncedChanges) {
+    public init(initialState: Replica) {
         replica = initialState
-        self.resetMode = resetMode
     }
 
     // MARK: - App calls
