@@ -191,14 +191,15 @@ extension Replica {
         guard let tableIndex = tableIndex(object.table) else {
             throw .noSuchTable(table: object.table)
         }
-        let table = tables[tableIndex]
-        guard field != table.primaryKeyField else {
+        // Read through `tables[tableIndex]` rather than copying the schema out: a copy retains
+        // and releases its columns array on every applied instruction.
+        guard field != tables[tableIndex].primaryKeyField else {
             throw .primaryKeyFieldWrite(table: object.table, field: field)
         }
-        guard let columnIndex = table.columnIndex(field) else {
+        guard let columnIndex = tables[tableIndex].columnIndex(field) else {
             throw .noSuchColumn(table: object.table, field: field)
         }
-        let column = table.columns[columnIndex]
+        let column = tables[tableIndex].columns[columnIndex]
         if let collection, column.collection != collection {
             throw .collectionKindMismatch(table: object.table, field: field)
         }

@@ -87,6 +87,8 @@ public final class World {
     var partitionMembers: [[UInt32]]
     var transformer = Transformer()
     let workload: WorkloadGenerator
+    /// ln(median latency in ms): the lognormal's zeta, computed once.
+    let latencyZeta: Double
 
     let workloadStreams: [RandomStream]
     let connectivityStreams: [RandomStream]
@@ -123,6 +125,7 @@ public final class World {
         self.scenario = scenario
         self.seed = seed
         workload = WorkloadGenerator(spec: scenario.workload)
+        latencyZeta = log(scenario.network.latencyMillisecondsMedian)
         let count = Int(scenario.clientsCount)
         workloadStreams = (0..<count).map {
             RandomStream(
@@ -394,9 +397,8 @@ public final class World {
 
     /// One-way latency: lognormal around the median, FIFO per direction.
     func latency(_ client: Int) -> UInt64 {
-        let spec = scenario.network
         let ms = networkStreams[client].lognormal(
-            zeta: log(spec.latencyMillisecondsMedian), sigma: spec.latencySigma)
+            zeta: latencyZeta, sigma: scenario.network.latencySigma)
         return Time.nanoseconds(seconds: ms / 1000)
     }
 
