@@ -60,6 +60,10 @@ struct FieldRunIndex: Sendable {
             if stored == 0 { break }
             slotIndex = (slotIndex + 1) & mask
         }
+        if (runCount + 1) * 2 > tableKeys.count {
+            grow()
+            return insertRun(key)
+        }
         let run = runCount
         runCount += 1
         tableKeys[slotIndex] = key &+ 1
@@ -69,6 +73,22 @@ struct FieldRunIndex: Sendable {
         tail.append(-1)
         tail.append(-1)
         return run
+    }
+
+    /// Doubles the table (load factor at most 1/2).
+    mutating func grow() {
+        let oldKeys = tableKeys
+        let oldRuns = tableRuns
+        let capacity = oldKeys.count * 2
+        tableKeys = ContiguousArray(repeating: 0, count: capacity)
+        tableRuns = ContiguousArray(repeating: -1, count: capacity)
+        let mask = capacity - 1
+        for oldIndex in oldKeys.indices where oldKeys[oldIndex] != 0 {
+            var slotIndex = Int(truncatingIfNeeded: quickMix(oldKeys[oldIndex] &- 1)) & mask
+            while tableKeys[slotIndex] != 0 { slotIndex = (slotIndex + 1) & mask }
+            tableKeys[slotIndex] = oldKeys[oldIndex]
+            tableRuns[slotIndex] = oldRuns[oldIndex]
+        }
     }
 
     /// Appends incoming `slot` to chain `chain` (slots arrive in ascending order).
@@ -112,8 +132,10 @@ extension Transformer {
             let count = Int(groupStart[root + 1] - groupStart[root])
             if count >= fieldRunsGroupCountMin { entryCount += count }
         }
+        // Sized by the (node, field) keys as they arrive, not by the instructions: a table of
+        // a few keys per object stays in cache.
         var capacity = 16
-        while capacity < 2 * entryCount + 2 { capacity *= 2 }
+        while capacity < 2 * entryCount + 2 && capacity < 4096 { capacity *= 2 }
         fieldRuns.tableKeys.removeAll(keepingCapacity: true)
         fieldRuns.tableKeys.append(contentsOf: repeatElement(0, count: capacity))
         fieldRuns.tableRuns.removeAll(keepingCapacity: true)

@@ -363,13 +363,15 @@ struct ObjectNodeTable: Sendable {
         size.removeAll(keepingCapacity: true)
     }
 
-    /// The node of the instruction's object (created on first sight), joined with the node
-    /// of its link target if it carries one; -1 for schema instructions.
+    /// The node of `instructions[position]`'s object (created on first sight), joined with
+    /// the node of its link target if it carries one; -1 for schema instructions.
     @inline(__always)
-    mutating func scanNode(for instruction: Instruction) -> Int32 {
-        guard let object = instruction.object else { return -1 }
+    mutating func scanNode(
+        in instructions: ContiguousArray<Instruction>, at position: Int
+    ) -> Int32 {
+        guard let (object, link) = objectAndLink(instructions, at: position) else { return -1 }
         let objectNode = node(for: object)
-        if let target = instruction.linkTarget { union(objectNode, node(for: target)) }
+        if let link { union(objectNode, node(for: link)) }
         return objectNode
     }
 
@@ -378,44 +380,15 @@ struct ObjectNodeTable: Sendable {
     /// nil, meaning no incoming instruction can interact with it (every rule between
     /// instructions on different objects is a no-op), so it need not enter the arena.
     @inline(__always)
-    mutating func relevantNode(for instruction: Instruction) -> Int32? {
-        guard let object = instruction.object else { return -1 }
-        if let objectNode = existingNode(for: object) { return objectNode }
-        guard let target = instruction.linkTarget, let targetNode = existingNode(for: target) else {
-            return nil
-        }
-        let objectNode = node(for: object)
-        union(objectNode, targetNode)
-        return objectNode
-    }
-
-    /// `relevantNode(for:)` for `instructions[position]`, matching the element in place so
-    /// that only the object reference (and a link target) is copied, not the instruction.
-    @inline(__always)
     mutating func relevantNode(
         in instructions: ContiguousArray<Instruction>, at position: Int
     ) -> Int32? {
-        let target: ObjectRef
-        switch instructions[position] {
-        case .addTable, .addColumn, .eraseColumn:
-            return -1
-        case .update(let object, _, .link(let link), _),
-            .arrayUpdate(let object, _, _, .link(let link), _),
-            .arrayInsert(let object, _, _, .link(let link), _),
-            .setInsert(let object, _, .link(let link)):
-            if let objectNode = existingNode(for: object) { return objectNode }
-            target = link
-            guard let targetNode = existingNode(for: target) else { return nil }
-            let objectNode = node(for: object)
-            union(objectNode, targetNode)
-            return objectNode
-        case .createObject(let object), .eraseObject(let object),
-            .update(let object, _, _, _), .arrayUpdate(let object, _, _, _, _),
-            .addInteger(let object, _, _), .arrayInsert(let object, _, _, _, _),
-            .arrayMove(let object, _, _, _, _), .arrayErase(let object, _, _, _),
-            .clear(let object, _), .setInsert(let object, _, _), .setErase(let object, _, _):
-            return existingNode(for: object)
-        }
+        guard let (object, link) = objectAndLink(instructions, at: position) else { return -1 }
+        if let objectNode = existingNode(for: object) { return objectNode }
+        guard let link, let targetNode = existingNode(for: link) else { return nil }
+        let objectNode = node(for: object)
+        union(objectNode, targetNode)
+        return objectNode
     }
 
     /// The node of `object` if it has one.
@@ -498,5 +471,119 @@ struct ObjectNodeTable: Sendable {
         if size[Int(rootA)] < size[Int(rootB)] { swap(&rootA, &rootB) }
         parent[Int(rootB)] = rootA
         size[Int(rootA)] += size[Int(rootB)]
+    }
+}
+
+/// The (object node, field) pairs the incoming side of a merge touches, and the nodes it
+/// erases. A local field instruction on a field the incoming side does not touch, of an object
+/// it does not erase, meets only no-op rules (every rule between field instructions needs the
+/// same field; the only object-level rule that reaches a field instruction is EraseObject), so
+/// the scan skips it like an instruction on an untouched object.
+struct TouchedFields: Sendable {
+    /// Open addressing: `key + 1` (0 = empty), load factor at most 1/2.
+    var keys: ContiguousArray<UInt64> = []
+    var count = 0
+    /// Per node: whether the incoming side erases the object.
+    var erasesObject: ContiguousArray<Bool> = []
+
+    mutating func reset() {
+        keys.removeAll(keepingCapacity: true)
+        keys.append(contentsOf: repeatElement(0, count: 1024))
+        count = 0
+        erasesObject.removeAll(keepingCapacity: true)
+    }
+
+    @inline(__always)
+    static func key(node: Int32, field: UInt32) -> UInt64 {
+        UInt64(UInt32(bitPattern: node)) << 32 | UInt64(field)
+    }
+
+    /// Records incoming object instruction on `node`: its field (`UInt32.max` for an
+    /// object-level instruction) and whether it erases the object.
+    @inline(__always)
+    mutating func record(node: Int32, field: UInt32, erases: Bool) {
+        while erasesObject.count <= Int(node) { erasesObject.append(false) }
+        if erases { erasesObject[Int(node)] = true }
+        if field == UInt32.max { return }
+        let stored = Self.key(node: node, field: field) &+ 1
+        var mask = keys.count - 1
+        var slot = Int(truncatingIfNeeded: quickMix(stored)) & mask
+        while true {
+            let current = keys[slot]
+            if current == stored { return }
+            if current == 0 { break }
+            slot = (slot + 1) & mask
+        }
+        if (count + 1) * 2 > keys.count {
+            let old = keys
+            keys = ContiguousArray(repeating: 0, count: old.count * 2)
+            mask = keys.count - 1
+            for entry in old where entry != 0 {
+                var index = Int(truncatingIfNeeded: quickMix(entry)) & mask
+                while keys[index] != 0 { index = (index + 1) & mask }
+                keys[index] = entry
+            }
+            slot = Int(truncatingIfNeeded: quickMix(stored)) & mask
+            while keys[slot] != 0 { slot = (slot + 1) & mask }
+        }
+        keys[slot] = stored
+        count += 1
+    }
+
+    /// Whether a local instruction on (`node`, `field`) can meet an incoming one that is not
+    /// a no-op: the incoming side erases the object or touches the field.
+    @inline(__always)
+    func interacts(node: Int32, field: UInt32) -> Bool {
+        if Int(node) >= erasesObject.count { return false }
+        if field == UInt32.max || erasesObject[Int(node)] { return true }
+        let stored = Self.key(node: node, field: field) &+ 1
+        let mask = keys.count - 1
+        var slot = Int(truncatingIfNeeded: quickMix(stored)) & mask
+        while true {
+            let current = keys[slot]
+            if current == stored { return true }
+            if current == 0 { return false }
+            slot = (slot + 1) & mask
+        }
+    }
+}
+
+/// The object of `instructions[position]` and the link target it carries, matched in place
+/// (only the references are copied, not the instruction); nil for schema instructions.
+@inline(__always)
+func objectAndLink(
+    _ instructions: ContiguousArray<Instruction>, at position: Int
+) -> (object: ObjectRef, link: ObjectRef?)? {
+    switch instructions[position] {
+    case .addTable, .addColumn, .eraseColumn:
+        nil
+    case .update(let object, _, .link(let link), _),
+        .arrayUpdate(let object, _, _, .link(let link), _),
+        .arrayInsert(let object, _, _, .link(let link), _),
+        .setInsert(let object, _, .link(let link)):
+        (object, link)
+    case .createObject(let object), .eraseObject(let object),
+        .update(let object, _, _, _), .arrayUpdate(let object, _, _, _, _),
+        .addInteger(let object, _, _), .arrayInsert(let object, _, _, _, _),
+        .arrayMove(let object, _, _, _, _), .arrayErase(let object, _, _, _),
+        .clear(let object, _), .setInsert(let object, _, _), .setErase(let object, _, _):
+        (object, nil)
+    }
+}
+
+/// The field of `instructions[position]` (`UInt32.max` for table and object instructions),
+/// matched in place.
+@inline(__always)
+func fieldOf(_ instructions: ContiguousArray<Instruction>, at position: Int) -> UInt32 {
+    switch instructions[position] {
+    case .addTable, .createObject, .eraseObject:
+        UInt32.max
+    case .addColumn(_, let field, _, _, _, _), .eraseColumn(_, let field):
+        field
+    case .update(_, let field, _, _), .arrayUpdate(_, let field, _, _, _),
+        .addInteger(_, let field, _), .arrayInsert(_, let field, _, _, _),
+        .arrayMove(_, let field, _, _, _), .arrayErase(_, let field, _, _),
+        .clear(_, let field), .setInsert(_, let field, _), .setErase(_, let field, _):
+        field
     }
 }

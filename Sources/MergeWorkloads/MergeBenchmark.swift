@@ -30,6 +30,8 @@ public struct MergeMeasurement: Sendable, Hashable {
     public var instructionsAgainst: Int
     /// Process CPU time of the `Transformer.merge` calls alone, in nanoseconds.
     public var mergeCpuNs: UInt64
+    /// The same CPU time split by merge phase (`Transformer.phaseTimes`).
+    public var phases = MergePhaseTimes()
     /// Encoded bytes of the integrated changesets (before the merge) per instruction.
     public var encodedBytesPerInstruction: Double
     /// Growth of the peak RSS during the merge, per merged instruction (nil if unknown).
@@ -79,7 +81,9 @@ public enum MergeBenchmark {
         var against = 0
         var cpuNs: UInt64 = 0
         let memory = MemoryWatch()
-        let history = try integrate(uploads: &uploads, cpuNs: &cpuNs, against: &against)
+        var phases = MergePhaseTimes()
+        let history = try integrate(uploads: &uploads, cpuNs: &cpuNs, against: &against,
+                                    phases: &phases)
         let peak = memory.peakGrowthBytes()
         var replica = try replicaFromBase(inputs.base)
         for changeset in history {
@@ -89,7 +93,8 @@ public enum MergeBenchmark {
         }
         return MergeMeasurement(
             name: inputs.name, role: .server, clients: inputs.clients, instructionsMerged: merged,
-            instructionsAgainst: against, mergeCpuNs: cpuNs, encodedBytesPerInstruction: 0,
+            instructionsAgainst: against, mergeCpuNs: cpuNs, phases: phases,
+            encodedBytesPerInstruction: 0,
             peakMemoryBytesPerInstruction: peak.map { Double($0) / Double(max(merged, 1)) },
             peakResidentBytes: 0, replicaDigest: replica.contentDigest(),
             changesetDigest: changesetDigest(history))
@@ -102,11 +107,14 @@ public enum MergeBenchmark {
     ///
     /// - Returns: the server history after the base, in server-version order.
     public static func integrate(
-        uploads: inout [ContiguousArray<Changeset>], cpuNs: inout UInt64, against: inout Int
+        uploads: inout [ContiguousArray<Changeset>], cpuNs: inout UInt64, against: inout Int,
+        phases: inout MergePhaseTimes
     ) throws(MergeBenchmarkError) -> ContiguousArray<Changeset> {
         var history = ContiguousArray<Changeset>()
         history.reserveCapacity(uploads.reduce(0) { $0 + $1.count })
         var transformer = Transformer()
+        transformer.phaseClock = { ProcessMetrics.cpuTimeNs() }
+        defer { phases = transformer.phaseTimes }
         for client in uploads.indices {
             var incoming = ContiguousArray<Changeset>()
             swap(&incoming, &uploads[client])  // unique: the merge mutates it without copying
@@ -140,6 +148,7 @@ public enum MergeBenchmark {
         let merged = download.instructionCount
         let against = local.instructionCount
         var transformer = Transformer()
+        transformer.phaseClock = { ProcessMetrics.cpuTimeNs() }
         let memory = MemoryWatch()
         let start = ProcessMetrics.cpuTimeNs()
         do throws(MergeError) {
@@ -163,7 +172,8 @@ public enum MergeBenchmark {
         }
         return MergeMeasurement(
             name: inputs.name, role: .client, clients: inputs.clients, instructionsMerged: merged,
-            instructionsAgainst: against, mergeCpuNs: cpuNs, encodedBytesPerInstruction: 0,
+            instructionsAgainst: against, mergeCpuNs: cpuNs, phases: transformer.phaseTimes,
+            encodedBytesPerInstruction: 0,
             peakMemoryBytesPerInstruction: peak.map { Double($0) / Double(max(merged, 1)) },
             peakResidentBytes: 0, replicaDigest: replica.contentDigest(),
             changesetDigest: changesetDigest(download))
@@ -266,7 +276,9 @@ extension MergeBenchmark {
         case .server:
             var cpuNs: UInt64 = 0
             var against = 0
-            let history = try integrate(uploads: &inputs.uploads, cpuNs: &cpuNs, against: &against)
+            var phases = MergePhaseTimes()
+            let history = try integrate(uploads: &inputs.uploads, cpuNs: &cpuNs, against: &against,
+                                        phases: &phases)
             _ = history
             return merged
         case .client:

@@ -135,8 +135,9 @@ extension MergeInputs {
             var others = Array(uploads.dropFirst())
             var cpuNs: UInt64 = 0
             var against = 0
+            var phases = MergePhaseTimes()
             var download = try MergeBenchmark.integrate(uploads: &others, cpuNs: &cpuNs,
-                                                        against: &against)
+                                                        against: &against, phases: &phases)
             for index in download.indices { download[index].version = 2 + UInt64(index) }
             var local = first.changesets
             for index in local.indices { local[index].originFileIdent = 0 }

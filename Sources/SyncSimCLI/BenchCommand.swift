@@ -206,7 +206,8 @@ struct BenchRow {
 
     static let columns = [
         "workload", "role", "clients", "instructions_merged", "instructions_against",
-        "merge_cpu_seconds", "instructions_per_second", "encoded_bytes_per_instruction",
+        "merge_cpu_seconds", "scan_cpu_seconds", "index_cpu_seconds", "walk_cpu_seconds",
+        "write_back_cpu_seconds", "instructions_per_second", "encoded_bytes_per_instruction",
         "peak_memory_bytes_per_instruction", "peak_resident_bytes", "growth_exponent",
         "repetitions", "seed", "replica_digest", "changeset_digest",
     ]
@@ -216,6 +217,10 @@ struct BenchRow {
         return [
             m.name, m.role.rawValue, String(m.clients), String(m.instructionsMerged),
             String(m.instructionsAgainst), format(Double(m.mergeCpuNs) / 1e9, digits: 6),
+            format(Double(m.phases.scanNs) / 1e9, digits: 6),
+            format(Double(m.phases.indexNs) / 1e9, digits: 6),
+            format(Double(m.phases.walkNs) / 1e9, digits: 6),
+            format(Double(m.phases.writeBackNs) / 1e9, digits: 6),
             format(m.instructionsPerSecond, digits: 0), format(m.encodedBytesPerInstruction, digits: 2),
             m.peakMemoryBytesPerInstruction.map { format($0, digits: 1) } ?? "",
             String(m.peakResidentBytes), growthExponent.map { format($0, digits: 3) } ?? "",
@@ -225,7 +230,8 @@ struct BenchRow {
 
     /// A readable fixed-width table of the main figures.
     static func table(_ rows: [BenchRow]) -> String {
-        let header = ["workload", "role", "K", "merged", "against", "cpu s", "M instr/s",
+        let header = ["workload", "role", "K", "merged", "against", "cpu s",
+                      "scan/index/walk/write %", "M instr/s",
                       "B/instr", "peak B/instr", "peak RSS MiB", "exponent", "replica digest"]
         var lines = [header]
         for row in rows {
@@ -233,6 +239,7 @@ struct BenchRow {
             lines.append([
                 m.name, m.role.rawValue, String(m.clients), String(m.instructionsMerged),
                 String(m.instructionsAgainst), format(Double(m.mergeCpuNs) / 1e9, digits: 3),
+                phaseShares(m.phases),
                 format(m.instructionsPerSecond / 1e6, digits: 2),
                 format(m.encodedBytesPerInstruction, digits: 2),
                 m.peakMemoryBytesPerInstruction.map { format($0, digits: 1) } ?? "-",
@@ -249,6 +256,15 @@ struct BenchRow {
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }
+}
+
+/// The phases' shares of their sum, in whole percent ("41/3/33/23"), or "-" without a clock.
+func phaseShares(_ phases: MergePhaseTimes) -> String {
+    let parts = [phases.scanNs, phases.indexNs, phases.walkNs, phases.writeBackNs]
+    let total = parts.reduce(0, +)
+    guard total > 0 else { return "-" }
+    return parts.map { String(Int((Double($0) * 100 / Double(total)).rounded())) }
+        .joined(separator: "/")
 }
 
 /// RFC 4180 CSV of bench rows (Measurement's `CSV`), written atomically (`AtomicFile`).

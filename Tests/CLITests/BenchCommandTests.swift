@@ -23,7 +23,8 @@ struct BenchCommandTests {
                          "--objects", "100", "--seed", "4"]
         let lines = try runToCSV(arguments)
         let header: String = "workload,role,clients,instructions_merged,instructions_against,"
-            + "merge_cpu_seconds,instructions_per_second,encoded_bytes_per_instruction,"
+            + "merge_cpu_seconds,scan_cpu_seconds,index_cpu_seconds,walk_cpu_seconds,"
+            + "write_back_cpu_seconds,instructions_per_second,encoded_bytes_per_instruction,"
             + "peak_memory_bytes_per_instruction,peak_resident_bytes,growth_exponent,repetitions,"
             + "seed,replica_digest,changeset_digest"
         #expect(lines.first == header)

@@ -1,7 +1,9 @@
-//! Differential tests of the transform's fast paths (`Transform+FieldRuns.swift`): over seeded
-//! random inputs with hot objects, a `Transformer` that takes every fast path (group threshold
-//! 1) must give exactly the result of the pairwise walk (`fieldRunsEnabled = false`): the same
-//! transformed changesets on both sides, or the same error. Both orders must also converge.
+//! Differential tests of the transform's fast paths (`Transform+FieldRuns.swift` and the
+//! field-granularity relevance filter, `TouchedFields`): over seeded random inputs with hot
+//! objects, a `Transformer` that takes every fast path (group threshold 1) must give exactly
+//! the result of the pairwise walk over every local instruction of a touched object
+//! (`fieldRunsEnabled = false`, `touchedFieldsFilterEnabled = false`): the same transformed
+//! changesets on both sides, or the same error. Both orders must also converge.
 
 @testable import MergeCore
 import Randomness
@@ -70,8 +72,10 @@ func runFastPathSeed(_ seed: UInt64, mix: EditMix) -> String? {
                                       fileIdent: 2 + random.uniformInt(below: 2), tag: 2)
         var pairwise = Transformer()
         pairwise.fieldRunsEnabled = false
+        pairwise.touchedFieldsFilterEnabled = false
         var fast = Transformer()
         fast.fieldRunsGroupCountMin = 1
+        fast.touchedFieldsLocalRatioMin = 0
         let expected = mergeResult(&pairwise, incoming: incoming, local: local)
         let actual = mergeResult(&fast, incoming: incoming, local: local)
         guard expected == actual else {
@@ -144,8 +148,10 @@ struct FastPathTests {
             let incoming = side(2)
             var pairwise = Transformer()
             pairwise.fieldRunsEnabled = false
+            pairwise.touchedFieldsFilterEnabled = false
             var fast = Transformer()
             fast.fieldRunsGroupCountMin = 1
+            fast.touchedFieldsLocalRatioMin = 0
             let expected = mergeResult(&pairwise, incoming: incoming, local: local)
             let actual = mergeResult(&fast, incoming: incoming, local: local)
             #expect(expected == actual, "seed \(seed)")
