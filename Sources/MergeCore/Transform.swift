@@ -346,7 +346,7 @@ public struct Transformer: Sendable {
         var incomingErasesColumn = false
         let filterFields = touchedFieldsFilterEnabled
             && instructionCount - incomingCount >= touchedFieldsLocalRatioMin * incomingCount
-        touched.reset()
+        if filterFields { touched.reset() }
         for changesetIndex in localChangesetCount..<changesets.count {
             let instructions = changesets[changesetIndex].instructions
             for position in instructions.indices {

@@ -70,12 +70,7 @@ func runFastPathSeed(_ seed: UInt64, mix: EditMix) -> String? {
         let local = try randomSide(base: base, random: random, mix: mix, fileIdent: 0, tag: 1)
         let incoming = try randomSide(base: base, random: random, mix: mix,
                                       fileIdent: 2 + random.uniformInt(below: 2), tag: 2)
-        var pairwise = Transformer()
-        pairwise.fieldRunsEnabled = false
-        pairwise.touchedFieldsFilterEnabled = false
-        var fast = Transformer()
-        fast.fieldRunsGroupCountMin = 1
-        fast.touchedFieldsLocalRatioMin = 0
+        var (pairwise, fast) = pairwiseAndFastTransformers()
         let expected = mergeResult(&pairwise, incoming: incoming, local: local)
         let actual = mergeResult(&fast, incoming: incoming, local: local)
         guard expected == actual else {
@@ -146,16 +141,23 @@ struct FastPathTests {
             }
             let local = side(0)
             let incoming = side(2)
-            var pairwise = Transformer()
-            pairwise.fieldRunsEnabled = false
-            pairwise.touchedFieldsFilterEnabled = false
-            var fast = Transformer()
-            fast.fieldRunsGroupCountMin = 1
-            fast.touchedFieldsLocalRatioMin = 0
-            let expected = mergeResult(&pairwise, incoming: incoming, local: local)
-            let actual = mergeResult(&fast, incoming: incoming, local: local)
+            var (pairwise, fast) = pairwiseAndFastTransformers()
+        let expected = mergeResult(&pairwise, incoming: incoming, local: local)
+        let actual = mergeResult(&fast, incoming: incoming, local: local)
             #expect(expected == actual, "seed \(seed)")
             if expected != actual { break }
         }
     }
+}
+
+/// The reference transformer (every local instruction of a touched object, pairwise) and one
+/// that takes every fast path (field runs for any group, the field filter always built).
+func pairwiseAndFastTransformers() -> (pairwise: Transformer, fast: Transformer) {
+    var pairwise = Transformer()
+    pairwise.fieldRunsEnabled = false
+    pairwise.touchedFieldsFilterEnabled = false
+    var fast = Transformer()
+    fast.fieldRunsGroupCountMin = 1
+    fast.touchedFieldsLocalRatioMin = 0
+    return (pairwise, fast)
 }
