@@ -342,7 +342,10 @@ struct TransformArena: Sendable {
 /// `node + 1`. Reset per merge to a capacity proportional to the window, so a reused table
 /// costs O(window) to clear, never O(largest window seen).
 struct ObjectNodeTable: Sendable {
-    var slots: ContiguousArray<UInt64> = []
+    /// Open addressing, load factor at most 1/2. An integer-keyed object (the common case) is
+    /// matched on its slot alone, so a probe of a long history's instruction touches one
+    /// cache line, not the slot and then the object array.
+    var slots: ContiguousArray<NodeSlot> = []
     var objects: ContiguousArray<ObjectRef> = []
     var hashes: ContiguousArray<UInt64> = []
     var parent: ContiguousArray<Int32> = []
@@ -350,17 +353,80 @@ struct ObjectNodeTable: Sendable {
 
     var count: Int { objects.count }
 
+    /// One slot: `meta` is 0 when empty, else `table << 32 | intKeyFlag | (node + 1)`;
+    /// `key` is the integer primary key when `intKeyFlag` is set, else the object's hash.
+    struct NodeSlot: Sendable {
+        var key: UInt64
+        var meta: UInt64
+
+        static let empty = NodeSlot(key: 0, meta: 0)
+        static let intKeyFlag: UInt64 = 1 << 31
+
+        @inline(__always)
+        init(key: UInt64, meta: UInt64) {
+            self.key = key
+            self.meta = meta
+        }
+
+        @inline(__always)
+        init(_ object: ObjectRef, hash: UInt64, node: Int32) {
+            let nodeBits = UInt64(UInt32(bitPattern: node + 1))
+            precondition(nodeBits < Self.intKeyFlag, "too many objects in one merge")
+            if case .int(let value) = object.key {
+                self.init(key: UInt64(bitPattern: value),
+                          meta: UInt64(object.table) << 32 | Self.intKeyFlag | nodeBits)
+            } else {
+                self.init(key: hash, meta: UInt64(object.table) << 32 | nodeBits)
+            }
+        }
+
+        @inline(__always)
+        var node: Int { Int(meta & (Self.intKeyFlag - 1)) - 1 }
+    }
+
     /// Clears the table. It starts at a capacity for a quarter of the instructions having
     /// distinct objects (a smaller table stays in cache) and grows when needed.
     mutating func reset(capacity instructionCount: Int) {
         var capacity = 64
         while capacity < instructionCount / 2 + 2 { capacity *= 2 }
         slots.removeAll(keepingCapacity: true)
-        slots.append(contentsOf: repeatElement(0, count: capacity))
+        slots.append(contentsOf: repeatElement(.empty, count: capacity))
         objects.removeAll(keepingCapacity: true)
         hashes.removeAll(keepingCapacity: true)
         parent.removeAll(keepingCapacity: true)
         size.removeAll(keepingCapacity: true)
+    }
+
+    /// The slot index holding `object`, or the empty slot where it would go.
+    @inline(__always)
+    func probe(_ object: ObjectRef, hash: UInt64) -> (index: Int, found: Bool) {
+        let mask = slots.count - 1
+        var slotIndex = Int(truncatingIfNeeded: hash) & mask
+        let tableBits = UInt64(object.table) << 32
+        if case .int(let value) = object.key {
+            let wanted = UInt64(bitPattern: value)
+            let wantedMeta = tableBits | NodeSlot.intKeyFlag
+            while true {
+                let slot = slots[slotIndex]
+                if slot.meta == 0 { return (slotIndex, false) }
+                if slot.key == wanted
+                    && slot.meta & ~(NodeSlot.intKeyFlag - 1) == wantedMeta
+                {
+                    return (slotIndex, true)
+                }
+                slotIndex = (slotIndex + 1) & mask
+            }
+        }
+        while true {
+            let slot = slots[slotIndex]
+            if slot.meta == 0 { return (slotIndex, false) }
+            if slot.key == hash && slot.meta & ~(NodeSlot.intKeyFlag - 1) == tableBits
+                && objects[slot.node] == object
+            {
+                return (slotIndex, true)
+            }
+            slotIndex = (slotIndex + 1) & mask
+        }
     }
 
     /// The node of `instructions[position]`'s object (created on first sight), joined with
@@ -394,19 +460,8 @@ struct ObjectNodeTable: Sendable {
     /// The node of `object` if it has one.
     @inline(__always)
     func existingNode(for object: ObjectRef) -> Int32? {
-        let hash = stableHash(object)
-        let mask = slots.count - 1
-        var slotIndex = Int(truncatingIfNeeded: hash) & mask
-        let tag = hash & 0xFFFF_FFFF_0000_0000
-        while true {
-            let slot = slots[slotIndex]
-            if slot == 0 { return nil }
-            if slot & 0xFFFF_FFFF_0000_0000 == tag {
-                let node = Int(slot & 0xFFFF_FFFF) - 1
-                if objects[node] == object { return Int32(node) }
-            }
-            slotIndex = (slotIndex + 1) & mask
-        }
+        let (index, found) = probe(object, hash: stableHash(object))
+        return found ? Int32(slots[index].node) : nil
     }
 
     /// The node of `object`, created on first sight.
@@ -414,25 +469,15 @@ struct ObjectNodeTable: Sendable {
     @inline(__always)
     mutating func node(for object: ObjectRef) -> Int32 {
         let hash = stableHash(object)
-        let mask = slots.count - 1
-        var slotIndex = Int(truncatingIfNeeded: hash) & mask
-        let tag = hash & 0xFFFF_FFFF_0000_0000
-        while true {
-            let slot = slots[slotIndex]
-            if slot == 0 { break }
-            if slot & 0xFFFF_FFFF_0000_0000 == tag {
-                let node = Int(slot & 0xFFFF_FFFF) - 1
-                if objects[node] == object { return Int32(node) }
-            }
-            slotIndex = (slotIndex + 1) & mask
-        }
+        var (index, found) = probe(object, hash: hash)
+        if found { return Int32(slots[index].node) }
         // Keep the load factor at or below 1/2.
         if (objects.count + 1) * 2 > slots.count {
             grow()
-            return node(for: object)
+            index = probe(object, hash: hash).index
         }
         let node = Int32(objects.count)
-        slots[slotIndex] = tag | UInt64(node + 1)
+        slots[index] = NodeSlot(object, hash: hash, node: node)
         objects.append(object)
         hashes.append(hash)
         parent.append(node)
@@ -442,12 +487,12 @@ struct ObjectNodeTable: Sendable {
 
     private mutating func grow() {
         let capacity = slots.count * 2
-        slots = ContiguousArray(repeating: 0, count: capacity)
+        slots = ContiguousArray(repeating: .empty, count: capacity)
         let mask = capacity - 1
         for node in objects.indices {
             var slotIndex = Int(truncatingIfNeeded: hashes[node]) & mask
-            while slots[slotIndex] != 0 { slotIndex = (slotIndex + 1) & mask }
-            slots[slotIndex] = hashes[node] & 0xFFFF_FFFF_0000_0000 | UInt64(node + 1)
+            while slots[slotIndex].meta != 0 { slotIndex = (slotIndex + 1) & mask }
+            slots[slotIndex] = NodeSlot(objects[node], hash: hashes[node], node: Int32(node))
         }
     }
 
@@ -480,17 +525,26 @@ struct ObjectNodeTable: Sendable {
 /// same field; the only object-level rule that reaches a field instruction is EraseObject), so
 /// the scan skips it like an instruction on an untouched object.
 struct TouchedFields: Sendable {
-    /// Open addressing: `key + 1` (0 = empty), load factor at most 1/2.
+    /// Per node: bit `f` for each touched field `f` < `maskedFields`, `overflowBit` when a
+    /// field at or above that is touched (those are in `keys`), `erasesBit` when the incoming
+    /// side erases the object. Field IDs are small dense integers, so the common check is one
+    /// load from an array of 8 bytes per node and a bit test, not a hash probe.
+    var nodeMasks: ContiguousArray<UInt64> = []
+    /// Open addressing for fields ≥ `maskedFields`: `key + 1` (0 = empty), load ≤ 1/2.
     var keys: ContiguousArray<UInt64> = []
     var count = 0
-    /// Per node: whether the incoming side erases the object.
-    var erasesObject: ContiguousArray<Bool> = []
+
+    static let maskedFields: UInt32 = 62
+    static let overflowBit: UInt64 = 1 << 62
+    static let erasesBit: UInt64 = 1 << 63
 
     mutating func reset() {
-        keys.removeAll(keepingCapacity: true)
-        keys.append(contentsOf: repeatElement(0, count: 1024))
+        nodeMasks.removeAll(keepingCapacity: true)
+        if count > 0 || keys.count != 64 {
+            keys.removeAll(keepingCapacity: true)
+            keys.append(contentsOf: repeatElement(0, count: 64))
+        }
         count = 0
-        erasesObject.removeAll(keepingCapacity: true)
     }
 
     @inline(__always)
@@ -502,10 +556,18 @@ struct TouchedFields: Sendable {
     /// object-level instruction) and whether it erases the object.
     @inline(__always)
     mutating func record(node: Int32, field: UInt32, erases: Bool) {
-        while erasesObject.count <= Int(node) { erasesObject.append(false) }
-        if erases { erasesObject[Int(node)] = true }
+        while nodeMasks.count <= Int(node) { nodeMasks.append(0) }
+        if erases { nodeMasks[Int(node)] |= Self.erasesBit }
         if field == UInt32.max { return }
-        let stored = Self.key(node: node, field: field) &+ 1
+        if field < Self.maskedFields {
+            nodeMasks[Int(node)] |= 1 << UInt64(field)
+            return
+        }
+        nodeMasks[Int(node)] |= Self.overflowBit
+        recordOverflow(Self.key(node: node, field: field) &+ 1)
+    }
+
+    private mutating func recordOverflow(_ stored: UInt64) {
         var mask = keys.count - 1
         var slot = Int(truncatingIfNeeded: quickMix(stored)) & mask
         while true {
@@ -534,8 +596,11 @@ struct TouchedFields: Sendable {
     /// a no-op: the incoming side erases the object or touches the field.
     @inline(__always)
     func interacts(node: Int32, field: UInt32) -> Bool {
-        if Int(node) >= erasesObject.count { return false }
-        if field == UInt32.max || erasesObject[Int(node)] { return true }
+        if Int(node) >= nodeMasks.count { return false }
+        let nodeMask = nodeMasks[Int(node)]
+        if field == UInt32.max || nodeMask & Self.erasesBit != 0 { return true }
+        if field < Self.maskedFields { return nodeMask >> UInt64(field) & 1 != 0 }
+        if nodeMask & Self.overflowBit == 0 { return false }
         let stored = Self.key(node: node, field: field) &+ 1
         let mask = keys.count - 1
         var slot = Int(truncatingIfNeeded: quickMix(stored)) & mask

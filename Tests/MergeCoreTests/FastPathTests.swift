@@ -142,10 +142,51 @@ struct FastPathTests {
             let local = side(0)
             let incoming = side(2)
             var (pairwise, fast) = pairwiseAndFastTransformers()
-        let expected = mergeResult(&pairwise, incoming: incoming, local: local)
-        let actual = mergeResult(&fast, incoming: incoming, local: local)
+            let expected = mergeResult(&pairwise, incoming: incoming, local: local)
+            let actual = mergeResult(&fast, incoming: incoming, local: local)
             #expect(expected == actual, "seed \(seed)")
             if expected != actual { break }
+        }
+    }
+}
+
+@Suite("The field relevance filter")
+struct TouchedFieldsTests {
+    @Test("masked fields, overflow fields and object erases, against a set model")
+    func matchesSetModel() {
+        let random = RandomStream(seed: 7, id: StreamID(domain: 0x5446_4C44))
+        var filter = TouchedFields()
+        for round in 0..<20 {
+            filter.reset()
+            var fields = Set<UInt64>()
+            var erased = Set<Int32>()
+            var recordedMax: Int32?
+            let nodes = 1 + Int32(random.uniformInt(below: 40))
+            // Fields around the mask boundary (62) and far above it, so both paths fill.
+            let fieldSpan: UInt64 = round.isMultiple(of: 2) ? 70 : 5000
+            for _ in 0..<(1 + random.uniformInt(below: 300)) {
+                let node = Int32(random.uniformInt(below: UInt64(nodes)))
+                let erases = random.chance(1, outOf: 30)
+                let field = random.chance(1, outOf: 10)
+                    ? UInt32.max : UInt32(random.uniformInt(below: fieldSpan))
+                filter.record(node: node, field: field, erases: erases)
+                recordedMax = max(recordedMax ?? node, node)
+                if erases { erased.insert(node) }
+                if field != UInt32.max { fields.insert(TouchedFields.key(node: node, field: field)) }
+            }
+            // Nodes up to the highest one recorded are known (link targets are known without
+            // being recorded); a node above it is not.
+            let knownCount = Int32(filter.nodeMasks.count)
+            #expect(knownCount == (recordedMax ?? -1) + 1)
+            for node in 0..<(nodes + 3) {
+                for field in [0, 1, 61, 62, 63, 69, 4999, UInt32.max] as [UInt32] {
+                    let model = node < knownCount
+                        && (field == UInt32.max || erased.contains(node)
+                            || fields.contains(TouchedFields.key(node: node, field: field)))
+                    #expect(filter.interacts(node: node, field: field) == model,
+                            "round \(round) node \(node) field \(field)")
+                }
+            }
         }
     }
 }
