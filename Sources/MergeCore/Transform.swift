@@ -39,8 +39,9 @@
 //! filter works at field granularity (`TouchedFields`): a local field instruction on a field
 //! the incoming side does not touch, of an object it does not erase, can only meet no-op rules
 //! and is skipped too. With 100 clients each uploading 10^4 map updates, three quarters of the
-//! history no longer enters the arena. The filter costs a hash insert per incoming instruction,
-//! so it is built only when the local side is at least twice the incoming one.
+//! history no longer enters the arena. The filter costs a bit set per incoming instruction in
+//! an 8-byte mask per object (a hash insert for a field ID of 62 or more), so it is built only
+//! when the local side is at least twice the incoming one.
 //!
 //! ## Cost in practice
 //!
@@ -157,7 +158,7 @@ public struct Transformer: Sendable {
     /// (the differential tests' reference).
     var touchedFieldsFilterEnabled = true
     /// The filter is built only when the local side has at least this many times the incoming
-    /// side's instructions: it costs a hash insert per incoming instruction and saves work per
+    /// side's instructions: it costs a mask update per incoming instruction and saves work per
     /// local one (a server merging a short upload against a long history, not a client
     /// integrating a large download). The fast-path tests set 0.
     var touchedFieldsLocalRatioMin = 2
