@@ -338,9 +338,10 @@ struct TransformArena: Sendable {
 
 /// Dense node numbers for the distinct objects of a merge window, with union-find.
 ///
-/// Open addressing keyed by `stableHash(ObjectRef)`; slots hold the hash's high 32 bits and
-/// `node + 1`. Reset per merge to a capacity proportional to the window, so a reused table
-/// costs O(window) to clear, never O(largest window seen).
+/// Open addressing keyed by `stableHash(ObjectRef)`; a slot (`NodeSlot`, 16 bytes) holds the
+/// table, `node + 1`, and the integer key itself (or, for other keys, the full hash, confirmed
+/// against `objects`). Reset per merge to a capacity proportional to the window, so a reused
+/// table costs O(window) to clear, never O(largest window seen).
 struct ObjectNodeTable: Sendable {
     /// Open addressing, load factor at most 1/2. An integer-keyed object (the common case) is
     /// matched on its slot alone, so a probe of a long history's instruction touches one
