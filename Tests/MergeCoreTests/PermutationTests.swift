@@ -5,7 +5,7 @@
 //! 40 seeds per test by default; a larger sweep (lists' order dependence is counted and
 //! printed, not failed):
 //!
-//!     SYNCSIM_PERMUTATION_SEEDS=5000 swift test -c release --filter PermutationTests
+//!     SYNCSIM_PERMUTATION_SEEDS=3000 swift test -c release --filter PermutationTests
 
 import MergeCore
 import Randomness
