@@ -2,7 +2,7 @@
 //
 // Inputs are generated outside the measured region (`startMeasurement`/`stopMeasurement`);
 // the measured region is `MergeBenchmark.mergeOnly`: the server integrating every upload (with
-// its reciprocal copies), or a client merging its download against its local changesets.
+// each client's reciprocal edits), or a client merging its download against its local changesets.
 // Map and churn merge 10^5 instructions; list and text-like merge 10^4, because their
 // single-list conflict groups make the merge quadratic (see docs/bench-merge.md).
 // Per-instruction figures: divide a metric by the instruction count in the benchmark's name.

@@ -43,6 +43,23 @@
 //! an 8-byte mask per object (a hash insert for a field ID of 62 or more), so it is built only
 //! when the local side is at least twice the incoming one.
 //!
+//! ## A server's history
+//!
+//! A server merges each upload against the history entries the client had not seen: a long
+//! local side that every upload reads again. Two things keep that read cheap.
+//! `merge(incoming:local:localEdits:localFileIdent:)` leaves the history as it is and reports
+//! its reciprocal form as `LocalEdits` (one entry per discarded or rewritten instruction), so
+//! a merge that makes a history instruction lose costs that entry, not a copy of its
+//! changeset; the server applies the edits only if the client uploads again before it has
+//! downloaded. And that merge gives each incoming changeset a scan column (`ScanEntry`, 24
+//! bytes per instruction: table, integer key, field, kind, default flag), which travels with
+//! the changeset into the history: a later scan classifies the changeset's instructions from
+//! the column, all probes of a changeset in one loop, and fills the arena slot of a relevant
+//! Update, AddInteger, CreateObject, EraseObject, Clear or set instruction from it without
+//! reading the 72-byte instruction. Instructions with a link payload or a non-integer key,
+//! and list instructions' indices, are still read from the instruction itself. The column is
+//! a cache: `Changeset` equality ignores it and any change to `instructions` drops it.
+//!
 //! ## Cost in practice
 //!
 //! The grid is exact, so its cost is the reference's: Σ D_g · L_g pair checks. Map workloads
@@ -52,7 +69,8 @@
 //! few nanoseconds each, but no index-based transform that stays equal to the pairwise grid
 //! (which client and server must agree on, whatever their batching) avoids the product.
 //! A server integrating uploads that all start from one old base scans the whole window for
-//! each upload, so its cost grows with the window, not with the upload.
+//! each upload, so its cost grows with the window, not with the upload (24 bytes and one probe
+//! per history instruction with scan columns).
 //!
 //! Hot objects of field updates do not pay the product. In a group with at least
 //! `fieldRunsGroupCountMin` incoming instructions (and no incoming schema instruction), a
@@ -154,6 +172,8 @@ public struct Transformer: Sendable {
     var localChangesetCount = 0
     /// The fields and erased objects of the incoming side (local relevance filter).
     var touched = TouchedFields()
+    /// Scratch of the local scan (`scanLocalBatch`).
+    var localBatch = LocalScanBatch()
     /// Off: local field instructions on touched objects enter the arena whatever their field
     /// (the differential tests' reference).
     var touchedFieldsFilterEnabled = true
@@ -202,14 +222,9 @@ public struct Transformer: Sendable {
         local: inout ContiguousArray<Changeset>,
         localFileIdent: UInt64
     ) throws(MergeError) {
-        changesets.removeAll(keepingCapacity: true)
-        changesets.reserveCapacity(local.count + incoming.count)
         // Move the changesets in (no copy of their instruction buffers).
-        localChangesetCount = local.count
-        for index in local.indices { changesets.append(local[index]) }
-        for index in incoming.indices { changesets.append(incoming[index]) }
+        load(local: local, incoming: &incoming)
         local.removeAll(keepingCapacity: true)
-        incoming.removeAll(keepingCapacity: true)
         defer {
             for index in changesets.indices {
                 if index < localChangesetCount {
@@ -220,10 +235,64 @@ public struct Transformer: Sendable {
             }
             changesets.removeAll(keepingCapacity: true)
         }
-        try mergeLoaded(localFileIdent: localFileIdent)
+        var noEdits: LocalEdits?
+        try mergeLoaded(localFileIdent: localFileIdent, localEdits: &noEdits)
     }
 
-    private mutating func mergeLoaded(localFileIdent: UInt64) throws(MergeError) {
+    /// Merges like `merge(incoming:local:localFileIdent:)`, but leaves `local` as it is and
+    /// reports its reciprocal form as sparse edits (`LocalEdits`): for a peer whose local side
+    /// is a long history shared with other readers (a server), where rewriting every changeset
+    /// that lost an instruction would copy most of the history. `localEdits.apply(to:)` on
+    /// `local` gives exactly the local changesets the other `merge` returns; `incoming` is
+    /// rewritten the same way.
+    ///
+    /// - Parameters:
+    ///   - incoming: the remote changesets; rewritten to apply after `local`.
+    ///   - local: the local changesets, in their current reciprocal form; not modified.
+    ///   - localEdits: replaced by the edits that turn `local` into its reciprocal form.
+    ///   - localFileIdent: as for `merge(incoming:local:localFileIdent:)`.
+    /// - Throws: `MergeError`, as the other `merge`; `incoming` and `localEdits` are then in an
+    ///   unspecified but valid state.
+    /// - Complexity: that of the other `merge`, with the local write-back O(edited
+    ///   instructions) instead of O(instructions of the edited changesets).
+    public mutating func merge(
+        incoming: inout ContiguousArray<Changeset>,
+        local: ContiguousArray<Changeset>,
+        localEdits: inout LocalEdits,
+        localFileIdent: UInt64
+    ) throws(MergeError) {
+        load(local: local, incoming: &incoming)
+        defer {
+            for index in localChangesetCount..<changesets.count {
+                incoming.append(changesets[index])
+            }
+            changesets.removeAll(keepingCapacity: true)
+        }
+        var edits: LocalEdits? = LocalEdits()
+        swap(&edits!, &localEdits)
+        defer { swap(&edits!, &localEdits) }
+        edits!.removeAll()
+        try mergeLoaded(localFileIdent: localFileIdent, localEdits: &edits)
+    }
+
+    /// Loads both sides into `changesets` (local first) and empties `incoming`, which the
+    /// merge then holds uniquely.
+    private mutating func load(
+        local: ContiguousArray<Changeset>, incoming: inout ContiguousArray<Changeset>
+    ) {
+        changesets.removeAll(keepingCapacity: true)
+        changesets.reserveCapacity(local.count + incoming.count)
+        localChangesetCount = local.count
+        for index in local.indices { changesets.append(local[index]) }
+        for index in incoming.indices { changesets.append(incoming[index]) }
+        incoming.removeAll(keepingCapacity: true)
+    }
+
+    /// Merges the loaded `changesets`; with `localEdits` non-nil the local side is reported
+    /// there instead of being rewritten.
+    private mutating func mergeLoaded(
+        localFileIdent: UInt64, localEdits: inout LocalEdits?
+    ) throws(MergeError) {
         let clock = phaseClock
         let scanStart = clock?() ?? 0
         let fallbackAllPairs = try scan(localFileIdent: localFileIdent)
@@ -231,7 +300,13 @@ public struct Transformer: Sendable {
         phaseTimes.scanNs &+= scanEnd &- scanStart
         let localCount = arena.localCount
         let totalCount = arena.count
-        if localCount == 0 || totalCount == localCount { return }
+        if localCount == 0 || totalCount == localCount {
+            if localEdits != nil {
+                localEdits!.removeAll()
+                buildScanColumns()
+            }
+            return
+        }
         rankChangesets()
         buildIndex()
         let indexEnd = clock?() ?? 0
@@ -251,7 +326,13 @@ public struct Transformer: Sendable {
         }
         let walkEnd = clock?() ?? 0
         phaseTimes.walkNs &+= walkEnd &- indexEnd
-        writeBack()
+        if localEdits != nil {
+            recordLocalEdits(&localEdits!)
+            writeBack(changesetsFrom: localChangesetCount)
+            buildScanColumns()
+        } else {
+            writeBack(changesetsFrom: 0)
+        }
         phaseTimes.writeBackNs &+= (clock?() ?? 0) &- walkEnd
     }
 
@@ -368,24 +449,15 @@ public struct Transformer: Sendable {
         for changesetIndex in 0..<localChangesetCount {
             changesetFirstSlot[changesetIndex] = arena.count
             let instructions = changesets[changesetIndex].instructions
+            if !incomingErasesColumn {
+                try scanLocalBatch(instructions, changeset: changesetIndex,
+                                   filterFields: filterFields, fallback: &fallback)
+                continue
+            }
+            // An incoming EraseColumn makes every pair meet: every local instruction enters.
             for position in instructions.indices {
-                let node: Int32
-                if incomingErasesColumn {
-                    node = nodes.scanNode(in: instructions, at: position)
-                } else {
-                    // The hot path of a long history: classify without copying the instruction.
-                    guard let relevant = nodes.relevantNode(in: instructions, at: position),
-                          relevant < 0 || !filterFields
-                              || touched.interacts(node: relevant,
-                                                   field: fieldOf(instructions, at: position))
-                    else {
-                        continue
-                    }
-                    node = relevant
-                    if case .eraseColumn = instructions[position] { fallback = true }
-                }
                 try arena.append(instructions, changeset: changesetIndex, position: position,
-                                 node: node)
+                                 node: nodes.scanNode(in: instructions, at: position))
             }
         }
         arena.localCount = arena.count
@@ -402,6 +474,53 @@ public struct Transformer: Sendable {
         precondition(incomingIndex == incomingCount, "scan lost incoming instructions")
         precondition(arena.count - arena.localCount == incomingCount, "arena lost instructions")
         return fallback
+    }
+
+    /// Scans one local changeset when the incoming side erases no column: integer-keyed
+    /// instructions without links are classified in a batch (`ObjectNodeTable.classify`), the
+    /// rest one by one through `relevantNode`. If that gives an object its first node (a
+    /// local link into a touched object), the batch's later answers may be stale, so the rest
+    /// of the changeset is classified one by one, exactly as without the batch.
+    @inline(__always)
+    private mutating func scanLocalBatch(
+        _ instructions: ContiguousArray<Instruction>, changeset changesetIndex: Int,
+        filterFields: Bool, fallback: inout Bool
+    ) throws(MergeError) {
+        nodes.classify(changesets[changesetIndex], into: &localBatch)
+        let entries = changesets[changesetIndex].scanColumn ?? localBatch.entries
+        var batchValid = true
+        for position in instructions.indices {
+            let batchNode = batchValid ? localBatch.node[position] : LocalScanBatch.general
+            let node: Int32
+            if batchNode >= 0 {
+                let entry = entries[position]
+                if filterFields && !touched.interacts(node: batchNode, field: entry.field) {
+                    continue
+                }
+                if entry.fillsSlot {
+                    arena.append(entry, changeset: changesetIndex, position: position,
+                                 node: batchNode)
+                    continue
+                }
+                node = batchNode
+            } else if batchNode == LocalScanBatch.untouched {
+                continue
+            } else {
+                let knownNodes = nodes.count
+                let relevant = nodes.relevantNode(in: instructions, at: position)
+                if nodes.count != knownNodes { batchValid = false }
+                guard let relevant, relevant < 0 || !filterFields
+                        || touched.interacts(node: relevant,
+                                             field: fieldOf(instructions, at: position))
+                else {
+                    continue
+                }
+                node = relevant
+                if case .eraseColumn = instructions[position] { fallback = true }
+            }
+            try arena.append(instructions, changeset: changesetIndex, position: position,
+                             node: node)
+        }
     }
 
     /// Buckets incoming object instructions by group root (stable counting sort).
@@ -445,18 +564,19 @@ public struct Transformer: Sendable {
 
     // MARK: - Write back
 
-    /// Rewrites the changesets that changed: drops discarded instructions and re-encodes
-    /// shifted list indices. Untouched changesets (and skipped local instructions) stay as
-    /// they are, without a copy.
-    private mutating func writeBack() {
+    /// Rewrites the changesets from `first` on that changed: drops discarded instructions and
+    /// re-encodes shifted list indices. Untouched changesets (and skipped local instructions)
+    /// stay as they are, without a copy.
+    private mutating func writeBack(changesetsFrom first: Int) {
         changesetModified.removeAll(keepingCapacity: true)
         changesetModified.append(contentsOf: repeatElement(false, count: changesets.count))
         let clean = TransformArena.alive
-        for slot in 0..<arena.count
+        let firstSlot = first == 0 ? 0 : arena.localCount
+        for slot in firstSlot..<arena.count
         where arena.flags[slot] & (TransformArena.alive | TransformArena.dirty) != clean {
             changesetModified[Int(arena.changeset[slot])] = true
         }
-        for changesetIndex in changesets.indices where changesetModified[changesetIndex] {
+        for changesetIndex in first..<changesets.count where changesetModified[changesetIndex] {
             let slotStart = changesetFirstSlot[changesetIndex]
             let slotEnd: Int
             if changesetIndex + 1 == localChangesetCount {
@@ -467,6 +587,56 @@ public struct Transformer: Sendable {
                 slotEnd = arena.count
             }
             compact(changesetIndex, slots: slotStart..<slotEnd)
+        }
+    }
+
+    /// Gives each incoming changeset its scan column (`Changeset.scanColumn`), so that a server
+    /// appending them to its history scans them cheaply in later merges.
+    /// - Complexity: O(incoming instructions).
+    private mutating func buildScanColumns() {
+        for index in localChangesetCount..<changesets.count
+        where changesets[index].scanColumn == nil {
+            changesets[index].scanColumn = ScanEntry.column(of: changesets[index].instructions)
+        }
+    }
+
+    /// Reports the local slots that were discarded, shifted or folded as edits (in slot order,
+    /// which is changeset and position order). The local changesets are not rewritten.
+    private func recordLocalEdits(_ edits: inout LocalEdits) {
+        let changed = TransformArena.dirty | TransformArena.replaced
+        var editCount = 0
+        var replacementCount = 0
+        for slot in 0..<arena.localCount {
+            let flags = arena.flags[slot]
+            if flags & TransformArena.alive == 0 {
+                editCount += 1
+            } else if flags & changed != 0 {
+                editCount += 1
+                replacementCount += 1
+            }
+        }
+        edits.reserveCapacity(edits: editCount, replacements: replacementCount)
+        if editCount == 0 { return }
+        for changesetIndex in 0..<localChangesetCount {
+            let slotEnd = changesetIndex + 1 == localChangesetCount
+                ? arena.localCount : changesetFirstSlot[changesetIndex + 1]
+            var slot = changesetFirstSlot[changesetIndex]
+            if slot == slotEnd { continue }
+            let instructions = changesets[changesetIndex].instructions
+            while slot < slotEnd {
+                let flags = arena.flags[slot]
+                if flags & TransformArena.alive == 0 || flags & changed != 0 {
+                    let position = Int(arena.position[slot])
+                    var replacement: Instruction?
+                    if flags & TransformArena.alive != 0 {
+                        replacement = flags & TransformArena.dirty != 0
+                            ? arena.rebuilt(instructions[position], slot) : instructions[position]
+                    }
+                    edits.append(changeset: changesetIndex, position: position,
+                                 replacement: replacement)
+                }
+                slot += 1
+            }
         }
     }
 
@@ -544,6 +714,7 @@ public struct Transformer: Sendable {
     /// Replaces the instruction at `slot` in its changeset (used by the AddInteger fold).
     @inline(__always)
     mutating func replaceInstruction(_ slot: Int, _ instruction: Instruction) {
+        arena.flags[slot] |= TransformArena.replaced
         changesets[Int(arena.changeset[slot])].instructions[Int(arena.position[slot])] =
             instruction
     }

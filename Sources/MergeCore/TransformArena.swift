@@ -11,6 +11,8 @@ struct TransformArena: Sendable {
     static let dirty: UInt8 = 2
     /// The Update is a default-value write.
     static let isDefault: UInt8 = 4
+    /// The instruction was replaced in its changeset (an AddInteger folded into an Update).
+    static let replaced: UInt8 = 8
 
     var kind: ContiguousArray<UInt8> = []
     var flags: ContiguousArray<UInt8> = []
@@ -60,6 +62,22 @@ struct TransformArena: Sendable {
 
     @inline(__always)
     mutating func markDirty(_ slot: Int) { flags[slot] |= Self.dirty }
+
+    /// Fills a new slot from a scan entry alone (`entry.fillsSlot`: no list indices), without
+    /// reading the instruction.
+    @inline(__always)
+    mutating func append(_ entry: ScanEntry, changeset changesetIndex: Int, position offset: Int,
+                         node objectNode: Int32) {
+        kind.append(entry.kind)
+        flags.append(entry.flags)
+        node.append(objectNode)
+        field.append(entry.field)
+        index.append(0)
+        index2.append(0)
+        priorSize.append(0)
+        changeset.append(UInt32(changesetIndex))
+        position.append(UInt32(offset))
+    }
 
     /// Scans `instructions[offset]` into a new slot, matching the element in place (no copy
     /// of the instruction).
@@ -458,6 +476,63 @@ struct ObjectNodeTable: Sendable {
         return objectNode
     }
 
+    /// Classifies a local changeset's instructions for the scan of a long history: the node
+    /// of each instruction's object, if the incoming side touches it. The keys come from the
+    /// changeset's scan column when a merge built one (16 bytes per instruction), else from
+    /// the instructions (`ScanEntry.fill`). All probes of a changeset are then made in one
+    /// loop, independent loads the processor overlaps, where classifying one instruction at a
+    /// time makes each wait for the last. Per position, `batch.node` is the object's node,
+    /// `LocalScanBatch.untouched` (an object the incoming side does not touch), or
+    /// `LocalScanBatch.general` (a schema instruction, a link payload or a non-integer key:
+    /// the caller takes `relevantNode`).
+    /// - Complexity: O(instructions), one probe each.
+    func classify(_ changeset: Changeset, into batch: inout LocalScanBatch) {
+        let count = changeset.instructions.count
+        batch.resize(count)
+        if let column = changeset.scanColumn {
+            precondition(column.count == count, "scan column out of date")
+            classify(column, count: count, into: &batch.node)
+        } else {
+            ScanEntry.fill(&batch.entries, from: changeset.instructions)
+            classify(batch.entries, count: count, into: &batch.node)
+        }
+    }
+
+    private func classify(
+        _ entries: ContiguousArray<ScanEntry>, count: Int, into nodes: inout ContiguousArray<Int32>
+    ) {
+        let mask = slots.count - 1
+        let metaMask = ~(NodeSlot.intKeyFlag - 1)
+        slots.withUnsafeBufferPointer { slots in
+            entries.withUnsafeBufferPointer { entries in
+                nodes.withUnsafeMutableBufferPointer { nodes in
+                    for position in 0..<count {
+                        let entry = entries[position]
+                        if entry.isGeneral {
+                            nodes[position] = LocalScanBatch.general
+                            continue
+                        }
+                        let wantedMeta = UInt64(entry.table) << 32 | NodeSlot.intKeyFlag
+                        let hash = quickMix(entry.key &* 0x9E37_79B9_7F4A_7C15
+                                                ^ (UInt64(entry.table) &* 0xBF58_476D_1CE4_E5B9))
+                        var slotIndex = Int(truncatingIfNeeded: hash) & mask
+                        var found = LocalScanBatch.untouched
+                        while true {
+                            let slot = slots[slotIndex]
+                            if slot.meta == 0 { break }
+                            if slot.key == entry.key && slot.meta & metaMask == wantedMeta {
+                                found = Int32(slot.node)
+                                break
+                            }
+                            slotIndex = (slotIndex + 1) & mask
+                        }
+                        nodes[position] = found
+                    }
+                }
+            }
+        }
+    }
+
     /// The node of `object` if it has one.
     @inline(__always)
     func existingNode(for object: ObjectRef) -> Int32? {
@@ -634,6 +709,124 @@ func objectAndLink(
         .arrayMove(let object, _, _, _, _), .arrayErase(let object, _, _, _),
         .clear(let object, _), .setInsert(let object, _, _), .setErase(let object, _, _):
         (object, nil)
+    }
+}
+
+/// Scratch of `ObjectNodeTable.classify`, one entry per instruction of a changeset.
+struct LocalScanBatch: Sendable {
+    static let untouched: Int32 = -1
+    static let general: Int32 = -2
+    var entries: ContiguousArray<ScanEntry> = []
+    var node: ContiguousArray<Int32> = []
+
+    /// Makes room for `count` entries (contents unspecified until classified).
+    mutating func resize(_ count: Int) {
+        if node.count >= count { return }
+        entries.append(contentsOf: repeatElement(.general, count: count - entries.count))
+        node.append(contentsOf: repeatElement(0, count: count - node.count))
+    }
+}
+
+/// What the local scan needs of one instruction, in 24 bytes: the table, integer primary key,
+/// field (`UInt32.max` for object instructions), kind and arena flags of an object instruction
+/// that carries no link. Anything else (schema instructions, link payloads, other key types)
+/// is `general`, and the scan classifies it from the instruction itself. An instruction whose
+/// own keys equal the `general` pattern is classified the general way too, which is always
+/// exact.
+struct ScanEntry: Sendable, Hashable {
+    var key: UInt64
+    var table: UInt32
+    var field: UInt32
+    /// `InstructionCode` of the instruction.
+    var kind: UInt8
+    /// `TransformArena.alive`, plus `TransformArena.isDefault` for a default Update.
+    var flags: UInt8
+
+    static let general = ScanEntry(key: .max, table: .max, field: .max, kind: .max, flags: 0)
+
+    @inline(__always)
+    var isGeneral: Bool { self == Self.general }
+
+    /// Whether the arena slot can be filled from the entry alone: kinds without list indices.
+    @inline(__always)
+    var fillsSlot: Bool {
+        kind != Kind.arrayInsert && kind != Kind.arrayErase && kind != Kind.arrayMove
+            && kind != Kind.arrayUpdate
+    }
+
+    init(key: UInt64, table: UInt32, field: UInt32, kind: UInt8, flags: UInt8) {
+        self.key = key
+        self.table = table
+        self.field = field
+        self.kind = kind
+        self.flags = flags
+    }
+
+    /// The entry of `instructions[position]`, matched in place.
+    @inline(__always)
+    init(_ instructions: ContiguousArray<Instruction>, at position: Int) {
+        let object: ObjectRef
+        var field = UInt32.max
+        let kind: UInt8
+        var flags = TransformArena.alive
+        switch instructions[position] {
+        case .addTable, .addColumn, .eraseColumn,
+            .update(_, _, .link, _), .arrayUpdate(_, _, _, .link, _),
+            .arrayInsert(_, _, _, .link, _), .setInsert(_, _, .link):
+            self = .general
+            return
+        case .createObject(let ref):
+            object = ref
+            kind = Kind.createObject
+        case .eraseObject(let ref):
+            object = ref
+            kind = Kind.eraseObject
+        case .update(let ref, let f, _, let isDefault):
+            object = ref
+            field = f
+            kind = Kind.update
+            if isDefault { flags |= TransformArena.isDefault }
+        case .addInteger(let ref, let f, _):
+            (object, field, kind) = (ref, f, Kind.addInteger)
+        case .clear(let ref, let f):
+            (object, field, kind) = (ref, f, Kind.clear)
+        case .setInsert(let ref, let f, _):
+            (object, field, kind) = (ref, f, Kind.setInsert)
+        case .setErase(let ref, let f, _):
+            (object, field, kind) = (ref, f, Kind.setErase)
+        case .arrayUpdate(let ref, let f, _, _, _):
+            (object, field, kind) = (ref, f, Kind.arrayUpdate)
+        case .arrayInsert(let ref, let f, _, _, _):
+            (object, field, kind) = (ref, f, Kind.arrayInsert)
+        case .arrayMove(let ref, let f, _, _, _):
+            (object, field, kind) = (ref, f, Kind.arrayMove)
+        case .arrayErase(let ref, let f, _, _):
+            (object, field, kind) = (ref, f, Kind.arrayErase)
+        }
+        guard case .int(let key) = object.key else {
+            self = .general
+            return
+        }
+        self.init(key: UInt64(bitPattern: key), table: object.table, field: field, kind: kind,
+                  flags: flags)
+    }
+
+    /// Writes the entries of `instructions` to the front of `entries`, which must have room.
+    static func fill(_ entries: inout ContiguousArray<ScanEntry>,
+                     from instructions: ContiguousArray<Instruction>) {
+        precondition(entries.count >= instructions.count, "scan entries too short")
+        entries.withUnsafeMutableBufferPointer { entries in
+            for position in instructions.indices {
+                entries[position] = ScanEntry(instructions, at: position)
+            }
+        }
+    }
+
+    /// The scan column of `instructions`.
+    static func column(of instructions: ContiguousArray<Instruction>) -> ContiguousArray<ScanEntry> {
+        var column = ContiguousArray(repeating: ScanEntry.general, count: instructions.count)
+        fill(&column, from: instructions)
+        return column
     }
 }
 

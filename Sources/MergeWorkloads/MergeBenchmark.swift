@@ -102,8 +102,11 @@ public enum MergeBenchmark {
 
     /// Integrates the uploads one client after another, the way a server does: each upload is
     /// merged against the history entries it has not seen (all of them, since every client
-    /// made its changesets on the base), in their reciprocal form, then appended to the
-    /// history. Only the `merge` calls add to `cpuNs`.
+    /// made its changesets on the base), then appended to the history. The history's
+    /// reciprocal form for the uploading client comes out as `LocalEdits`, as in
+    /// `SyncEngine.ServerFile`; it is dropped before the next client's merge, as when the
+    /// client downloads before it uploads again (a server keeps it until then). Only the
+    /// `merge` calls add to `cpuNs`.
     ///
     /// - Returns: the server history after the base, in server-version order.
     public static func integrate(
@@ -115,16 +118,15 @@ public enum MergeBenchmark {
         var transformer = Transformer()
         transformer.phaseClock = { ProcessMetrics.cpuTimeNs() }
         defer { phases = transformer.phaseTimes }
+        var reciprocal = LocalEdits()
         for client in uploads.indices {
             var incoming = ContiguousArray<Changeset>()
             swap(&incoming, &uploads[client])  // unique: the merge mutates it without copying
-            var reciprocal = ContiguousArray<Changeset>()
-            reciprocal.reserveCapacity(history.count)
-            reciprocal.append(contentsOf: history)
             against += history.instructionCount
             let start = ProcessMetrics.cpuTimeNs()
             do throws(MergeError) {
-                try transformer.merge(incoming: &incoming, local: &reciprocal, localFileIdent: 1)
+                try transformer.merge(incoming: &incoming, local: history,
+                                      localEdits: &reciprocal, localFileIdent: 1)
             } catch {
                 throw .merge(error, client: client)
             }
@@ -265,7 +267,7 @@ struct MemoryWatch {
 extension MergeBenchmark {
     /// Performs the merges of `inputs` and nothing else (no digests, no replicas), for
     /// harnesses that time the whole call, such as package-benchmark. Server role: the uploads
-    /// are integrated one after another (copying each reciprocal is included); client role:
+    /// are integrated one after another (each client's reciprocal edits included); client role:
     /// one merge of the download against the local changesets.
     ///
     /// - Returns: the number of instructions merged, to keep the work observable.

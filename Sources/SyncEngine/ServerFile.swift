@@ -25,11 +25,16 @@ public struct ClientFileRecord: Sendable {
     /// Server version up to which the client has integrated the server history, as far as the
     /// server knows from the client's uploads. Reciprocal entries at or below it are dropped.
     public var reciprocalBase: UInt64
-    /// Transformed forms of history entries in `(reciprocalBase, current]` that did not come
-    /// from this client, each against this client's changesets the server integrated after it.
-    /// Entries without an override are used as they stand in the history.
+    /// Reciprocal forms of history entries in `(reciprocalBase, current]` that did not come
+    /// from this client, as this client's last merge read them, with `reciprocalEdits` on top:
+    /// together, each entry transformed against this client's changesets the server integrated
+    /// after it. Entries without an override are used as they stand in the history.
     var reciprocalVersions: ContiguousArray<UInt64>
     var reciprocalChangesets: ContiguousArray<Changeset>
+    /// What the last merge changed in `reciprocalChangesets`, kept sparse (`LocalEdits`) and
+    /// applied only when the client uploads again before downloading, so a merge costs no
+    /// rewrite of the history it was merged against.
+    var reciprocalEdits = LocalEdits()
 }
 
 /// The result of integrating one UPLOAD.
@@ -220,14 +225,21 @@ public struct ServerFile: Sendable {
         }
         if incoming.isEmpty { return nil }
 
-        // Drop reciprocal overrides the client has now seen.
+        // Drop reciprocal overrides the client has now seen; apply the last merge's edits to
+        // the rest.
+        var seen = 0
         if base > record.reciprocalBase {
-            var keep = 0
-            while keep < record.reciprocalVersions.count, record.reciprocalVersions[keep] <= base {
-                keep += 1
+            while seen < record.reciprocalVersions.count, record.reciprocalVersions[seen] <= base {
+                seen += 1
             }
-            record.reciprocalVersions.removeFirst(keep)
-            record.reciprocalChangesets.removeFirst(keep)
+        }
+        if !record.reciprocalEdits.isEmpty {
+            record.reciprocalEdits.apply(to: &record.reciprocalChangesets, from: seen)
+            record.reciprocalEdits = LocalEdits()
+        }
+        if base > record.reciprocalBase {
+            record.reciprocalVersions.removeFirst(seen)
+            record.reciprocalChangesets.removeFirst(seen)
             record.reciprocalBase = base
         }
 
@@ -258,13 +270,16 @@ public struct ServerFile: Sendable {
         }
 
         if !concurrent.isEmpty {
+            var edits = LocalEdits()
             do {
-                try transformer.merge(incoming: &incoming, local: &concurrent, localFileIdent: 0)
+                try transformer.merge(incoming: &incoming, local: concurrent, localEdits: &edits,
+                                      localFileIdent: 0)
             } catch {
                 return ProtocolError(code: .badChangeset, action: .applicationBug)
             }
             record.reciprocalVersions = concurrentVersions
             record.reciprocalChangesets = concurrent
+            record.reciprocalEdits = edits
         }
 
         for (offset, var changeset) in incoming.enumerated() {

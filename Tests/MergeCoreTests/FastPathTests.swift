@@ -3,7 +3,9 @@
 //! objects, a `Transformer` that takes every fast path (group threshold 1) must give exactly
 //! the result of the pairwise walk over every local instruction of a touched object
 //! (`fieldRunsEnabled = false`, `touchedFieldsFilterEnabled = false`): the same transformed
-//! changesets on both sides, or the same error. Both orders must also converge.
+//! changesets on both sides, or the same error. Both orders must also converge. The merge that
+//! reports the local side as `LocalEdits` must give, once the edits are applied, the same
+//! changesets again.
 
 @testable import MergeCore
 import Randomness
@@ -54,15 +56,40 @@ func mergeResult(_ transformer: inout Transformer, incoming: [Changeset],
     return .merged(incoming: Array(transformedIncoming), local: Array(transformedLocal))
 }
 
+/// The same merge through `merge(incoming:local:localEdits:)`, with the edits applied to a
+/// copy of `local` afterwards; `local` itself must come out unchanged.
+func mergeResultViaEdits(_ transformer: inout Transformer, incoming: [Changeset],
+                         local: [Changeset]) -> MergeResult {
+    var transformedIncoming = ContiguousArray(incoming)
+    let untouched = ContiguousArray(local)
+    var edits = LocalEdits()
+    do throws(MergeError) {
+        try transformer.merge(incoming: &transformedIncoming, local: untouched,
+                              localEdits: &edits, localFileIdent: 1)
+    } catch {
+        return .failed(error)
+    }
+    precondition(Array(untouched) == local, "the edits merge changed its local input")
+    var transformedLocal = untouched
+    edits.apply(to: &transformedLocal)
+    return .merged(incoming: Array(transformedIncoming), local: Array(transformedLocal))
+}
+
+/// The test schema with objects `0 ..< mix.keySpace`.
+func schemaAndObjects(_ mix: EditMix) throws -> Replica {
+    var base = Replica()
+    var setup = ContiguousArray<Instruction>(TestSchema.instructions)
+    for key in 0..<mix.keySpace { setup.append(.createObject(TestSchema.object(key))) }
+    try base.apply(Changeset(version: 1, originTimestamp: 1, originFileIdent: 9,
+                             instructions: setup))
+    return base
+}
+
 /// Runs one seed; returns a failure description or nil.
 func runFastPathSeed(_ seed: UInt64, mix: EditMix) -> String? {
     let random = RandomStream(seed: seed, id: StreamID(domain: 0x4650_4154_4850))
     do {
-        var base = Replica()
-        var setup = ContiguousArray<Instruction>(TestSchema.instructions)
-        for key in 0..<mix.keySpace { setup.append(.createObject(TestSchema.object(key))) }
-        try base.apply(Changeset(version: 1, originTimestamp: 1, originFileIdent: 9,
-                                 instructions: setup))
+        var base = try schemaAndObjects(mix)
         var scratch = base
         var prefix = ContiguousArray<Instruction>()
         for _ in 0..<40 { prefix.append(try randomEdit(&scratch, random, mix: mix, tag: 0)) }
@@ -80,6 +107,12 @@ func runFastPathSeed(_ seed: UInt64, mix: EditMix) -> String? {
         // Reuse: a second merge on the same (warm) transformers must agree too.
         let again = mergeResult(&fast, incoming: incoming, local: local)
         guard again == expected else { return "a reused transformer disagrees" }
+        // The sparse-edits form of the local side, applied, is the rewritten local side.
+        let viaEdits = mergeResultViaEdits(&fast, incoming: incoming, local: local)
+        guard viaEdits == expected else {
+            return "local edits differ from the rewritten local side\nexpected: \(expected)\n"
+                + "via edits: \(viaEdits)"
+        }
         if case .merged = actual {
             switch mergeTwoWays(base: base, local: local, incoming: incoming) {
             case .converged: break
@@ -146,6 +179,82 @@ struct FastPathTests {
             let actual = mergeResult(&fast, incoming: incoming, local: local)
             #expect(expected == actual, "seed \(seed)")
             if expected != actual { break }
+        }
+    }
+}
+
+/// Integrates four clients' sides one after another the way a server does, twice: with the
+/// pairwise transformer and `merge(incoming:local:)` over a history without scan columns, and
+/// with the fast transformer and `merge(incoming:local:localEdits:)`, whose outputs carry scan
+/// columns that the later merges read. Every merge must give the same incoming changesets and,
+/// once the edits are applied, the same reciprocal history (or the same error).
+func runServerHistorySeed(_ seed: UInt64, mix: EditMix) -> String? {
+    let random = RandomStream(seed: seed, id: StreamID(domain: 0x5343_4F4C))
+    do {
+        let base = try schemaAndObjects(mix)
+        var (pairwise, fast) = pairwiseAndFastTransformers()
+        var referenceHistory = ContiguousArray<Changeset>()
+        var history = ContiguousArray<Changeset>()
+        for client in 0..<4 {
+            let side = try randomSide(base: base, random: random, mix: mix,
+                                      fileIdent: UInt64(2 + client), tag: Int64(client + 1))
+            var expectedIncoming = ContiguousArray(side)
+            var expectedLocal = referenceHistory
+            var incoming = ContiguousArray(side)
+            var edits = LocalEdits()
+            var expectedError: MergeError?
+            var actualError: MergeError?
+            do throws(MergeError) {
+                try pairwise.merge(incoming: &expectedIncoming, local: &expectedLocal,
+                                   localFileIdent: 1)
+            } catch { expectedError = error }
+            do throws(MergeError) {
+                try fast.merge(incoming: &incoming, local: history, localEdits: &edits,
+                               localFileIdent: 1)
+            } catch { actualError = error }
+            guard expectedError == actualError else {
+                return "client \(client): errors differ: \(String(describing: expectedError)) "
+                    + "vs \(String(describing: actualError))"
+            }
+            if expectedError != nil { return nil }
+            guard Array(incoming) == Array(expectedIncoming) else {
+                return "client \(client): incoming differs\nexpected: \(expectedIncoming)\n"
+                    + "actual: \(incoming)"
+            }
+            var reciprocal = history
+            edits.apply(to: &reciprocal)
+            guard Array(reciprocal) == Array(expectedLocal) else {
+                return "client \(client): reciprocal history differs"
+            }
+            for changeset in incoming {
+                guard changeset.scanColumn == ScanEntry.column(of: changeset.instructions) else {
+                    return "client \(client): an output changeset lacks its scan column"
+                }
+            }
+            history.append(contentsOf: incoming)
+            for var changeset in expectedIncoming {
+                changeset.scanColumn = nil
+                referenceHistory.append(changeset)
+            }
+        }
+    } catch {
+        return "generator error: \(error)"
+    }
+    return nil
+}
+
+@Suite("A server history with scan columns and local edits")
+struct ServerHistoryTests {
+    @Test("four uploads integrated in turn equal the pairwise walk", arguments: [1, 3, 6] as [Int64])
+    func uploadsInTurn(keySpace: Int64) {
+        let mix = EditMix(keySpace: keySpace)
+        var failures = 0
+        for seed in 1...FastPathLimits.seedsCount {
+            if let failure = runServerHistorySeed(seed &+ 20_000, mix: mix) {
+                failures += 1
+                Issue.record("seed \(seed &+ 20_000) keySpace \(keySpace): \(failure)")
+                if failures >= 3 { break }
+            }
         }
     }
 }

@@ -33,6 +33,16 @@ import Testing
             timestampMs: ms, writeID: id)
     }
 
+    /// Two clients of one server file, both connected (fresh copies), each with its own copy
+    /// of the server: the tests hand the server from one to the other.
+    static func twoConnectedClients() -> (Pair, Pair) {
+        var a = Pair(server: ServerFile(initialState: schema(), baseSalt: 1), salt: 100)
+        _ = a.connect()
+        var b = Pair(server: a.server, salt: 200)
+        _ = b.connect()
+        return (a, b)
+    }
+
     struct Pair {
         var server = ServerFile(initialState: ServerFileTests.schema(), baseSalt: 77)
         var client = SyncClient(initialState: ServerFileTests.schema())
@@ -164,12 +174,7 @@ import Testing
     }
 
     @Test func concurrentWritesConvergeWithLastWriterWins() {
-        var server = ServerFile(initialState: ServerFileTests.schema(), baseSalt: 1)
-        var a = Pair(server: server, salt: 100)
-        _ = a.connect()
-        server = a.server
-        var b = Pair(server: server, salt: 200)
-        _ = b.connect()
+        var (a, b) = ServerFileTests.twoConnectedClients()
         // Both write the same object offline; b's clock is later, so b wins.
         let uploadA = ServerFileTests.write(&a.client, key: 7, value: 1, at: 1_000, id: 0)
         let uploadB = ServerFileTests.write(&b.client, key: 7, value: 2, at: 2_000, id: 1)
@@ -185,5 +190,39 @@ import Testing
         #expect(
             a.server.state.value(
                 of: ObjectRef(table: ServerFileTests.table, key: .int(7)), field: 1) == .int(2))
+    }
+
+    /// The server keeps a client's reciprocal history as sparse edits and applies them when
+    /// the client uploads again before downloading. Here B's first upload beats A's Update, so
+    /// in B's reciprocal history A's Update is discarded; B's second upload, older than A's by
+    /// clock, must then meet nothing (B never saw A's write), not A's original Update.
+    @Test func reciprocalEditsApplyWhenAClientUploadsAgainBeforeDownloading() {
+        var (a, b) = ServerFileTests.twoConnectedClients()
+        let uploadA = ServerFileTests.write(&a.client, key: 7, value: 1, at: 1_000, id: 0)
+        a.server = b.server
+        a.upload(uploadA)
+        b.server = a.server
+        let identB = b.client.file!.ident
+        let uploadB1 = ServerFileTests.write(&b.client, key: 7, value: 2, at: 2_000, id: 1)
+        let uploadB2 = ServerFileTests.write(&b.client, key: 7, value: 3, at: 500, id: 2)
+        var salt: UInt64 = 300
+        for message in [uploadB1, uploadB2] {
+            guard case .upload(let entries) = message else {
+                Issue.record("a write in an active session uploads")
+                return
+            }
+            let outcome = b.server.integrate(
+                upload: entries, from: identB, transformer: &b.transformer,
+                nextSalt: {
+                    salt += 1
+                    return salt
+                })
+            #expect(outcome.error == nil)
+        }
+        let key = ObjectRef(table: ServerFileTests.table, key: .int(7))
+        #expect(b.server.state.value(of: key, field: 1) == .int(3))
+        let download = b.server.download(for: identB, after: b.client.downloadCursor)
+        _ = b.client.receive(.download(download), transformer: &b.transformer)
+        #expect(b.client.replica == b.server.state)
     }
 }
