@@ -47,7 +47,7 @@ func quickMix(_ value: UInt64) -> UInt64 {
 func stableHash(_ key: PrimaryKey) -> UInt64 {
     switch key {
     case .null: return 0x5A5A_0000_0000_0001
-    case .int(let value): return UInt64(bitPattern: value) &* 0x9E37_79B9_7F4A_7C15
+    case .int(let value): return stableIntKeyHash(UInt64(bitPattern: value))
     case .string(let value): return stableHash(value) ^ 0x3000_0000_0000_0000
     case .objectId(let value):
         return stableCombine(stableMix(UInt64(value.high) | 0xA_0000_0000), value.low)
@@ -60,7 +60,20 @@ func stableHash(_ key: PrimaryKey) -> UInt64 {
 /// on a long history scan is dominated by this and one probe.
 @inline(__always)
 func stableHash(_ object: ObjectRef) -> UInt64 {
-    quickMix(stableHash(object.key) ^ (UInt64(object.table) &* 0xBF58_476D_1CE4_E5B9))
+    stableObjectHash(table: object.table, keyHash: stableHash(object.key))
+}
+
+/// `stableHash(PrimaryKey.int)` of a key's bit pattern (the merge's scan columns hold keys
+/// as bit patterns).
+@inline(__always)
+func stableIntKeyHash(_ bitPattern: UInt64) -> UInt64 {
+    bitPattern &* 0x9E37_79B9_7F4A_7C15
+}
+
+/// `stableHash(ObjectRef)` from the table and the key's `stableHash`.
+@inline(__always)
+func stableObjectHash(table: TableID, keyHash: UInt64) -> UInt64 {
+    quickMix(keyHash ^ (UInt64(table) &* 0xBF58_476D_1CE4_E5B9))
 }
 
 /// A fixed hash of a value (type tag and payload; doubles by bit pattern).

@@ -421,27 +421,32 @@ struct ObjectNodeTable: Sendable {
     func probe(_ object: ObjectRef, hash: UInt64) -> (index: Int, found: Bool) {
         let mask = slots.count - 1
         var slotIndex = Int(truncatingIfNeeded: hash) & mask
-        let tableBits = UInt64(object.table) << 32
         if case .int(let value) = object.key {
-            let wanted = UInt64(bitPattern: value)
-            let wantedMeta = tableBits | NodeSlot.intKeyFlag
-            while true {
-                let slot = slots[slotIndex]
-                if slot.meta == 0 { return (slotIndex, false) }
-                if slot.key == wanted
-                    && slot.meta & ~(NodeSlot.intKeyFlag - 1) == wantedMeta
-                {
-                    return (slotIndex, true)
-                }
-                slotIndex = (slotIndex + 1) & mask
-            }
+            return probeIntKey(UInt64(bitPattern: value), table: object.table, hash: hash)
         }
+        let tableBits = UInt64(object.table) << 32
         while true {
             let slot = slots[slotIndex]
             if slot.meta == 0 { return (slotIndex, false) }
             if slot.key == hash && slot.meta & ~(NodeSlot.intKeyFlag - 1) == tableBits
                 && objects[slot.node] == object
             {
+                return (slotIndex, true)
+            }
+            slotIndex = (slotIndex + 1) & mask
+        }
+    }
+
+    /// `probe` for an integer key (its bit pattern): matched on the slot alone.
+    @inline(__always)
+    func probeIntKey(_ key: UInt64, table: TableID, hash: UInt64) -> (index: Int, found: Bool) {
+        let mask = slots.count - 1
+        var slotIndex = Int(truncatingIfNeeded: hash) & mask
+        let wantedMeta = UInt64(table) << 32 | NodeSlot.intKeyFlag
+        while true {
+            let slot = slots[slotIndex]
+            if slot.meta == 0 { return (slotIndex, false) }
+            if slot.key == key && slot.meta & ~(NodeSlot.intKeyFlag - 1) == wantedMeta {
                 return (slotIndex, true)
             }
             slotIndex = (slotIndex + 1) & mask
@@ -501,33 +506,18 @@ struct ObjectNodeTable: Sendable {
     private func classify(
         _ entries: ContiguousArray<ScanEntry>, count: Int, into nodes: inout ContiguousArray<Int32>
     ) {
-        let mask = slots.count - 1
-        let metaMask = ~(NodeSlot.intKeyFlag - 1)
-        slots.withUnsafeBufferPointer { slots in
-            entries.withUnsafeBufferPointer { entries in
-                nodes.withUnsafeMutableBufferPointer { nodes in
-                    for position in 0..<count {
-                        let entry = entries[position]
-                        if entry.isGeneral {
-                            nodes[position] = LocalScanBatch.general
-                            continue
-                        }
-                        let wantedMeta = UInt64(entry.table) << 32 | NodeSlot.intKeyFlag
-                        let hash = quickMix(entry.key &* 0x9E37_79B9_7F4A_7C15
-                                                ^ (UInt64(entry.table) &* 0xBF58_476D_1CE4_E5B9))
-                        var slotIndex = Int(truncatingIfNeeded: hash) & mask
-                        var found = LocalScanBatch.untouched
-                        while true {
-                            let slot = slots[slotIndex]
-                            if slot.meta == 0 { break }
-                            if slot.key == entry.key && slot.meta & metaMask == wantedMeta {
-                                found = Int32(slot.node)
-                                break
-                            }
-                            slotIndex = (slotIndex + 1) & mask
-                        }
-                        nodes[position] = found
+        entries.withUnsafeBufferPointer { entries in
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                for position in 0..<count {
+                    let entry = entries[position]
+                    if entry.isGeneral {
+                        nodes[position] = LocalScanBatch.general
+                        continue
                     }
+                    let hash = stableObjectHash(table: entry.table,
+                                                keyHash: stableIntKeyHash(entry.key))
+                    let (index, found) = probeIntKey(entry.key, table: entry.table, hash: hash)
+                    nodes[position] = found ? Int32(slots[index].node) : LocalScanBatch.untouched
                 }
             }
         }

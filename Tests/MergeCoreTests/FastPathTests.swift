@@ -127,31 +127,32 @@ func runFastPathSeed(_ seed: UInt64, mix: EditMix) -> String? {
     return nil
 }
 
+/// Runs `run` over `FastPathLimits.seedsCount` seeds from `firstSeed` and records each
+/// failure with its seed (stopping after three).
+func recordSeedFailures(firstSeed: UInt64, keySpace: Int64, _ run: (UInt64) -> String?) {
+    var failures = 0
+    for seed in firstSeed..<(firstSeed + FastPathLimits.seedsCount) {
+        if let failure = run(seed) {
+            failures += 1
+            Issue.record("seed \(seed) keySpace \(keySpace): \(failure)")
+            if failures >= 3 { break }
+        }
+    }
+}
+
 @Suite("Fast paths equal the pairwise walk")
 struct FastPathTests {
     @Test("hot objects of Updates, AddIntegers and object erases", arguments: [2, 4] as [Int64])
     func hotFields(keySpace: Int64) {
         let mix = EditMix(lists: false, sets: false, keySpace: keySpace)
-        var failures = 0
-        for seed in 1...FastPathLimits.seedsCount {
-            if let failure = runFastPathSeed(seed, mix: mix) {
-                failures += 1
-                Issue.record("seed \(seed) keySpace \(keySpace): \(failure)")
-                if failures >= 3 { break }
-            }
-        }
+        recordSeedFailures(firstSeed: 1, keySpace: keySpace) { runFastPathSeed($0, mix: mix) }
     }
 
     @Test("hot objects with every kind of edit", arguments: [1, 3] as [Int64])
     func everything(keySpace: Int64) {
         let mix = EditMix(keySpace: keySpace)
-        var failures = 0
-        for seed in 1...FastPathLimits.seedsCount {
-            if let failure = runFastPathSeed(seed &+ 10_000, mix: mix) {
-                failures += 1
-                Issue.record("seed \(seed &+ 10_000) keySpace \(keySpace): \(failure)")
-                if failures >= 3 { break }
-            }
+        recordSeedFailures(firstSeed: 10_001, keySpace: keySpace) {
+            runFastPathSeed($0, mix: mix)
         }
     }
 
@@ -248,13 +249,8 @@ struct ServerHistoryTests {
     @Test("four uploads integrated in turn equal the pairwise walk", arguments: [1, 3, 6] as [Int64])
     func uploadsInTurn(keySpace: Int64) {
         let mix = EditMix(keySpace: keySpace)
-        var failures = 0
-        for seed in 1...FastPathLimits.seedsCount {
-            if let failure = runServerHistorySeed(seed &+ 20_000, mix: mix) {
-                failures += 1
-                Issue.record("seed \(seed &+ 20_000) keySpace \(keySpace): \(failure)")
-                if failures >= 3 { break }
-            }
+        recordSeedFailures(firstSeed: 20_001, keySpace: keySpace) {
+            runServerHistorySeed($0, mix: mix)
         }
     }
 }
