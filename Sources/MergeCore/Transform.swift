@@ -60,6 +60,15 @@
 //! and list instructions' indices, are still read from the instruction itself. The column is
 //! a cache: `Changeset` equality ignores it and any change to `instructions` drops it.
 //!
+//! The incoming side is read once: each instruction's `ScanEntry` gives its node, its
+//! relevance-filter bits and (for kinds without list indices) its arena slot, and a server
+//! merge cuts the scan columns it hands back from those entries. And the tight loops
+//! (`mergeUpdateRun`, `mergeListRun`) filter a group's minors from 16-byte records laid out in
+//! group order (`TransformArena.groupMinors`: node, field, rank, kind, flags), not from five
+//! arena columns at scattered slots. Groups below the field-run threshold are packed while
+//! they are bucketed; larger ones the first time a list major walks them. `discard` keeps a
+//! packed record's alive bit equal to the arena's.
+//!
 //! ## Cost in practice
 //!
 //! The grid is exact, so its cost is the reference's: Σ D_g · L_g pair checks. Map workloads
@@ -149,11 +158,16 @@ public struct Transformer: Sendable {
     /// The struct-of-arrays arena: local instructions at `0 ..< localCount`, incoming ones after.
     var arena = TransformArena()
     var nodes = ObjectNodeTable()
+    /// Whether group root r's packed records are filled (`packGroup`).
+    var groupPacked: ContiguousArray<Bool> = []
     /// Incoming positions bucketed by group root (counting sort; positions ascending).
     var groupStart: ContiguousArray<Int32> = []
     var groupPositions: ContiguousArray<Int32> = []
     /// The node of each incoming instruction, computed before the local scan.
     var incomingNodes: ContiguousArray<Int32> = []
+    /// The scan entry of each incoming instruction (all incoming changesets in order): the
+    /// arena slots are filled from it, and the server merge's scan columns are cut from it.
+    var incomingEntries: ContiguousArray<ScanEntry> = []
     /// The first arena slot of each changeset's instructions.
     var changesetFirstSlot: ContiguousArray<Int> = []
     var changesetModified: ContiguousArray<Bool> = []
@@ -353,6 +367,7 @@ public struct Transformer: Sendable {
         let listFastPath = schemaEnd == 0
             && (majorKind == Kind.arrayInsert || majorKind == Kind.arrayErase)
         let updateFastPath = schemaEnd == 0 && majorKind == Kind.update
+        if updateFastPath || listFastPath { packGroup(root) }
         while groupIndex < groupEnd || schemaIndex < schemaEnd {
             if updateFastPath {
                 // Runs of field instructions go through a tight loop (Update vs Update LWW);
@@ -429,17 +444,42 @@ public struct Transformer: Sendable {
         let filterFields = touchedFieldsFilterEnabled
             && instructionCount - incomingCount >= touchedFieldsLocalRatioMin * incomingCount
         if filterFields { touched.reset() }
+        // Each incoming instruction is read once, into its scan entry (or taken from the
+        // changeset's column); the node, the filter and the arena slot come from the entry.
+        incomingEntries.removeAll(keepingCapacity: true)
+        incomingEntries.reserveCapacity(incomingCount)
         for changesetIndex in localChangesetCount..<changesets.count {
             let instructions = changesets[changesetIndex].instructions
+            if let column = changesets[changesetIndex].scanColumn {
+                precondition(column.count == instructions.count, "scan column out of date")
+                incomingEntries.append(contentsOf: column)
+            } else {
+                for position in instructions.indices {
+                    incomingEntries.append(ScanEntry(instructions, at: position))
+                }
+            }
+            let firstEntry = incomingEntries.count - instructions.count
             for position in instructions.indices {
-                let node = nodes.scanNode(in: instructions, at: position)
-                if node < 0 {
-                    if case .eraseColumn = instructions[position] { incomingErasesColumn = true }
-                } else if filterFields {
-                    var erases = false
-                    if case .eraseObject = instructions[position] { erases = true }
-                    touched.record(node: node, field: fieldOf(instructions, at: position),
-                                   erases: erases)
+                let entry = incomingEntries[firstEntry + position]
+                let node: Int32
+                if !entry.isGeneral {
+                    node = nodes.node(intKey: entry.key, table: entry.table)
+                    if filterFields {
+                        touched.record(node: node, field: entry.field,
+                                       erases: entry.kind == Kind.eraseObject)
+                    }
+                } else {
+                    node = nodes.scanNode(in: instructions, at: position)
+                    if node < 0 {
+                        if case .eraseColumn = instructions[position] {
+                            incomingErasesColumn = true
+                        }
+                    } else if filterFields {
+                        var erases = false
+                        if case .eraseObject = instructions[position] { erases = true }
+                        touched.record(node: node, field: fieldOf(instructions, at: position),
+                                       erases: erases)
+                    }
                 }
                 incomingNodes.append(node)
             }
@@ -466,8 +506,14 @@ public struct Transformer: Sendable {
             changesetFirstSlot[changesetIndex] = arena.count
             let instructions = changesets[changesetIndex].instructions
             for position in instructions.indices {
-                try arena.append(instructions, changeset: changesetIndex, position: position,
+                let entry = incomingEntries[incomingIndex]
+                if !entry.isGeneral && entry.fillsSlot {
+                    arena.append(entry, changeset: changesetIndex, position: position,
                                  node: incomingNodes[incomingIndex])
+                } else {
+                    try arena.append(instructions, changeset: changesetIndex, position: position,
+                                     node: incomingNodes[incomingIndex])
+                }
                 incomingIndex += 1
             }
         }
@@ -545,13 +591,32 @@ public struct Transformer: Sendable {
         let objectCount = Int(groupStart[nodeCount])
         groupPositions.removeAll(keepingCapacity: true)
         groupPositions.append(contentsOf: repeatElement(0, count: objectCount))
+        // Room for the packed records of the tight loops, filled per group (`packGroup`).
+        arena.groupMinors.removeAll(keepingCapacity: true)
+        arena.groupMinors.append(contentsOf: repeatElement(
+            GroupMinor(node: -1, field: 0, rank: 0, kind: 0, flags: 0),
+            count: objectCount))
+        arena.groupCursor.removeAll(keepingCapacity: true)
+        arena.groupCursor.append(contentsOf: repeatElement(-1, count: arena.count - localCount))
+        // Groups below the field-run threshold are packed now, in this pass over the incoming
+        // slots (their Update majors take `mergeUpdateRun`); larger ones when a list major
+        // first walks them. No tight loop runs when incoming schema instructions exist.
+        groupPacked.removeAll(keepingCapacity: true)
+        groupPacked.reserveCapacity(nodeCount)
+        let packNow = schemaPositions.isEmpty
+        for root in 0..<nodeCount {
+            let count = Int(groupStart[root + 1] - groupStart[root])
+            groupPacked.append(packNow && (!fieldRunsEnabled || count < fieldRunsGroupCountMin))
+        }
         // Fill using a cursor per root; groupStart[root] is advanced and restored afterwards.
         for position in localCount..<arena.count {
             let node = arena.node[position]
             if node < 0 { continue }
             let root = Int(nodeRoot[Int(node)])
-            groupPositions[Int(groupStart[root])] = Int32(position)
+            let cursor = Int(groupStart[root])
+            groupPositions[cursor] = Int32(position)
             groupStart[root] += 1
+            if groupPacked[root] { packSlot(position, at: cursor) }
         }
         // Shift back: groupStart[root] now holds the end of root's bucket.
         var root = nodeCount
@@ -560,6 +625,30 @@ public struct Transformer: Sendable {
             root -= 1
         }
         groupStart[0] = 0
+    }
+
+    /// Fills the packed records (`TransformArena.groupMinors`) of group `root`'s incoming
+    /// instructions, once per merge, before a tight loop first walks the group (if
+    /// `buildIndex` has not). Ranks are final (`rankChangesets` runs before `buildIndex`).
+    /// - Complexity: O(the group's incoming instructions), the first time.
+    @inline(__always)
+    private mutating func packGroup(_ root: Int) {
+        if groupPacked[root] { return }
+        groupPacked[root] = true
+        for cursor in Int(groupStart[root])..<Int(groupStart[root + 1]) {
+            packSlot(Int(groupPositions[cursor]), at: cursor)
+        }
+    }
+
+    /// Packs incoming `slot` at `cursor` of `groupMinors` and flags it, so `discard` mirrors it.
+    @inline(__always)
+    private mutating func packSlot(_ slot: Int, at cursor: Int) {
+        arena.flags[slot] |= TransformArena.packed
+        arena.groupCursor[slot - arena.localCount] = Int32(cursor)
+        arena.groupMinors[cursor] = GroupMinor(
+            node: arena.node[slot], field: arena.field[slot],
+            rank: changesetRank[Int(arena.changeset[slot])], kind: arena.kind[slot],
+            flags: arena.flags[slot])
     }
 
     // MARK: - Write back
@@ -592,11 +681,24 @@ public struct Transformer: Sendable {
 
     /// Gives each incoming changeset its scan column (`Changeset.scanColumn`), so that a server
     /// appending them to its history scans them cheaply in later merges.
+    /// The columns are cut from the scan's `incomingEntries` (the entries of the slots still
+    /// alive), not read again from the instructions: an entry holds no list index, so a
+    /// rewritten list instruction keeps its entry.
     /// - Complexity: O(incoming instructions).
     private mutating func buildScanColumns() {
+        let localCount = arena.localCount
         for index in localChangesetCount..<changesets.count
         where changesets[index].scanColumn == nil {
-            changesets[index].scanColumn = ScanEntry.column(of: changesets[index].instructions)
+            let firstSlot = changesetFirstSlot[index]
+            let endSlot = index + 1 < changesets.count ? changesetFirstSlot[index + 1] : arena.count
+            var column = ContiguousArray<ScanEntry>()
+            column.reserveCapacity(changesets[index].instructions.count)
+            for slot in firstSlot..<endSlot where arena.isAlive(slot) {
+                column.append(incomingEntries[slot - localCount])
+            }
+            precondition(column.count == changesets[index].instructions.count,
+                         "scan column does not match the written-back changeset")
+            changesets[index].scanColumn = column
         }
     }
 

@@ -3,7 +3,19 @@
 //!
 //! Per instruction the arena keeps 26 bytes of primitives (kind, flags, node, field, list
 //! indices, prior size, changeset and position), so the pairwise rules compare integers and
-//! touch the `Instruction` enum only on real conflicts.
+//! touch the `Instruction` enum only on real conflicts; incoming instructions of the groups
+//! the tight loops walk also get a 16-byte `GroupMinor` record in group order.
+
+/// An incoming object instruction's fields that the tight loops compare, packed in 16 bytes
+/// (`TransformArena.groupMinors`): its changeset's discriminant rank and its arena flags.
+/// `discard` keeps the alive bit equal to the arena's.
+struct GroupMinor: Sendable {
+    var node: Int32
+    var field: UInt32
+    var rank: UInt32
+    var kind: UInt8
+    var flags: UInt8
+}
 
 struct TransformArena: Sendable {
     static let alive: UInt8 = 1
@@ -13,6 +25,8 @@ struct TransformArena: Sendable {
     static let isDefault: UInt8 = 4
     /// The instruction was replaced in its changeset (an AddInteger folded into an Update).
     static let replaced: UInt8 = 8
+    /// An incoming slot with a packed record (`groupMinors`), whose alive bit `discard` mirrors.
+    static let packed: UInt8 = 16
 
     var kind: ContiguousArray<UInt8> = []
     var flags: ContiguousArray<UInt8> = []
@@ -29,6 +43,13 @@ struct TransformArena: Sendable {
     var position: ContiguousArray<UInt32> = []
     /// Slots `0 ..< localCount` are local (major), the rest incoming (minor).
     var localCount = 0
+    /// The incoming object instructions' compared fields in group order (`groupPositions`
+    /// order), so the tight loops filter a group's minors from consecutive 16-byte records
+    /// instead of five columns at scattered slots. Filled one group at a time, the first time
+    /// a tight loop walks it (`Transformer.packGroup`), which sets the slot's `packed` flag.
+    var groupMinors: ContiguousArray<GroupMinor> = []
+    /// `groupCursor[slot - localCount]`: a packed incoming slot's index in `groupMinors`.
+    var groupCursor: ContiguousArray<Int32> = []
 
     var count: Int { kind.count }
 
@@ -57,8 +78,16 @@ struct TransformArena: Sendable {
     @inline(__always)
     func isAlive(_ slot: Int) -> Bool { flags[slot] & Self.alive != 0 }
 
+    /// Discards `slot`; for a packed slot, in its packed record too (only slots of groups a
+    /// tight loop walks pay for that).
     @inline(__always)
-    mutating func discard(_ slot: Int) { flags[slot] &= ~Self.alive }
+    mutating func discard(_ slot: Int) {
+        let remaining = flags[slot] & ~Self.alive
+        flags[slot] = remaining
+        if remaining & Self.packed != 0 {
+            groupMinors[Int(groupCursor[slot - localCount])].flags &= ~Self.alive
+        }
+    }
 
     @inline(__always)
     mutating func markDirty(_ slot: Int) { flags[slot] |= Self.dirty }
@@ -185,7 +214,8 @@ struct TransformArena: Sendable {
         ranks: ContiguousArray<UInt32>
     ) -> (stoppedAt: Int, mismatch: MergeError?) {
         precondition(major < localCount, "major slot must be local")
-        precondition(from <= to && to <= minors.count, "minor range out of bounds")
+        precondition(from <= to && to <= minors.count && to <= groupMinors.count,
+                     "minor range out of bounds")
         let majorNode = node[major]
         let majorField = field[major]
         let majorIsInsert = kind[major] == Kind.arrayInsert
@@ -195,79 +225,81 @@ struct TransformArena: Sendable {
         var majorAlive = true
         var stoppedAt = to
         var mismatch: MergeError?
-        let kinds = kind
-        let nodes = node
-        let fields = field
-        let changesets = changeset
-        flags.withUnsafeMutableBufferPointer { flags in
-            index.withUnsafeMutableBufferPointer { indices in
-                priorSize.withUnsafeMutableBufferPointer { sizes in
-                    var cursor = from
-                    while cursor < to {
-                        let minor = Int(minors[cursor])
-                        if flags[minor] & Self.alive == 0 || nodes[minor] != majorNode {
+        groupMinors.withUnsafeMutableBufferPointer { packed in
+            flags.withUnsafeMutableBufferPointer { flags in
+                index.withUnsafeMutableBufferPointer { indices in
+                    priorSize.withUnsafeMutableBufferPointer { sizes in
+                        var cursor = from
+                        while cursor < to {
+                            let record = packed[cursor]
+                            if record.flags & Self.alive == 0 || record.node != majorNode {
+                                cursor += 1
+                                continue
+                            }
+                            let minorKind = record.kind
+                            if record.field != majorField {
+                                // Other fields commute; EraseObject is left to the generic rules.
+                                if minorKind == Kind.eraseObject { break }
+                                cursor += 1
+                                continue
+                            }
+                            let minorIsInsert = minorKind == Kind.arrayInsert
+                            guard minorIsInsert || minorKind == Kind.arrayErase else { break }
+                            let minor = Int(minors[cursor])
+                            let minorSize = sizes[minor]
+                            guard minorSize == majorSize else {
+                                mismatch = .priorSizeMismatch(priorSizeIncoming: minorSize,
+                                                              priorSizeLocal: majorSize)
+                                break
+                            }
+                            let minorIndex = indices[minor]
+                            flags[minor] |= Self.dirty
+                            if majorIsInsert && minorIsInsert {
+                                let minorWins = record.rank > majorRank
+                                if majorIndex < minorIndex
+                                    || (majorIndex == minorIndex && minorWins)
+                                {
+                                    indices[minor] = minorIndex + 1
+                                } else {
+                                    majorIndex += 1
+                                }
+                                majorSize += 1
+                                sizes[minor] = minorSize + 1
+                            } else if majorIsInsert {
+                                if majorIndex <= minorIndex {
+                                    indices[minor] = minorIndex + 1
+                                } else {
+                                    majorIndex -= 1
+                                }
+                                majorSize -= 1
+                                sizes[minor] = minorSize + 1
+                            } else if minorIsInsert {
+                                if minorIndex <= majorIndex {
+                                    majorIndex += 1
+                                } else {
+                                    indices[minor] = minorIndex - 1
+                                }
+                                majorSize += 1
+                                sizes[minor] = minorSize - 1
+                            } else if majorIndex == minorIndex {
+                                flags[minor] &= ~Self.alive
+                                packed[cursor].flags &= ~Self.alive
+                                majorAlive = false
+                                cursor += 1
+                                break
+                            } else {
+                                if majorIndex < minorIndex {
+                                    indices[minor] = minorIndex - 1
+                                } else {
+                                    majorIndex -= 1
+                                }
+                                majorSize -= 1
+                                sizes[minor] = minorSize - 1
+                            }
                             cursor += 1
-                            continue
                         }
-                        let minorKind = kinds[minor]
-                        if fields[minor] != majorField {
-                            // Other fields commute; EraseObject is left to the generic rules.
-                            if minorKind == Kind.eraseObject { break }
-                            cursor += 1
-                            continue
-                        }
-                        let minorIsInsert = minorKind == Kind.arrayInsert
-                        guard minorIsInsert || minorKind == Kind.arrayErase else { break }
-                        let minorSize = sizes[minor]
-                        guard minorSize == majorSize else {
-                            mismatch = .priorSizeMismatch(priorSizeIncoming: minorSize,
-                                                          priorSizeLocal: majorSize)
-                            break
-                        }
-                        let minorIndex = indices[minor]
-                        flags[minor] |= Self.dirty
-                        if majorIsInsert && minorIsInsert {
-                            let minorWins = ranks[Int(changesets[minor])] > majorRank
-                            if majorIndex < minorIndex || (majorIndex == minorIndex && minorWins) {
-                                indices[minor] = minorIndex + 1
-                            } else {
-                                majorIndex += 1
-                            }
-                            majorSize += 1
-                            sizes[minor] = minorSize + 1
-                        } else if majorIsInsert {
-                            if majorIndex <= minorIndex {
-                                indices[minor] = minorIndex + 1
-                            } else {
-                                majorIndex -= 1
-                            }
-                            majorSize -= 1
-                            sizes[minor] = minorSize + 1
-                        } else if minorIsInsert {
-                            if minorIndex <= majorIndex {
-                                majorIndex += 1
-                            } else {
-                                indices[minor] = minorIndex - 1
-                            }
-                            majorSize += 1
-                            sizes[minor] = minorSize - 1
-                        } else if majorIndex == minorIndex {
-                            flags[minor] &= ~Self.alive
-                            majorAlive = false
-                            cursor += 1
-                            break
-                        } else {
-                            if majorIndex < minorIndex {
-                                indices[minor] = minorIndex - 1
-                            } else {
-                                majorIndex -= 1
-                            }
-                            majorSize -= 1
-                            sizes[minor] = minorSize - 1
-                        }
-                        cursor += 1
+                        stoppedAt = cursor
                     }
-                    stoppedAt = cursor
                 }
             }
         }
@@ -293,40 +325,41 @@ struct TransformArena: Sendable {
         ranks: ContiguousArray<UInt32>
     ) -> Int {
         precondition(major < localCount, "major slot must be local")
-        precondition(from <= to && to <= minors.count, "minor range out of bounds")
+        precondition(from <= to && to <= minors.count && to <= groupMinors.count,
+                     "minor range out of bounds")
         let majorNode = node[major]
         let majorField = field[major]
         let majorDefault = flags[major] & Self.isDefault != 0
         let majorRank = ranks[Int(changeset[major])]
         var majorAlive = true
         var cursor = from
-        let kinds = kind
-        let nodes = node
-        let fields = field
-        let changesets = changeset
-        flags.withUnsafeMutableBufferPointer { flags in
-            while cursor < to {
-                let minor = Int(minors[cursor])
-                let minorFlags = flags[minor]
-                if minorFlags & Self.alive == 0 || nodes[minor] != majorNode {
+        groupMinors.withUnsafeMutableBufferPointer { packed in
+            flags.withUnsafeMutableBufferPointer { flags in
+                while cursor < to {
+                    let record = packed[cursor]
+                    // Dead minors, other objects, CreateObject and other fields are no-op
+                    // rules.
+                    if record.flags & Self.alive == 0 || record.node != majorNode
+                        || record.kind == Kind.createObject
+                        || (record.field != majorField && record.kind != Kind.eraseObject)
+                    {
+                        cursor += 1
+                        continue
+                    }
+                    guard record.kind == Kind.update else { break }
+                    let minorDefault = record.flags & Self.isDefault != 0
+                    let majorLoses = majorDefault == minorDefault
+                        ? record.rank > majorRank
+                        : majorDefault
+                    if majorLoses {
+                        cursor += 1
+                        majorAlive = false
+                        break
+                    }
+                    flags[Int(minors[cursor])] &= ~Self.alive
+                    packed[cursor].flags &= ~Self.alive
                     cursor += 1
-                    continue
                 }
-                let minorKind = kinds[minor]
-                if minorKind == Kind.createObject { cursor += 1; continue }
-                if minorKind == Kind.eraseObject { break }
-                if fields[minor] != majorField { cursor += 1; continue }
-                guard minorKind == Kind.update else { break }
-                let minorDefault = minorFlags & Self.isDefault != 0
-                let majorLoses = majorDefault == minorDefault
-                    ? ranks[Int(changesets[minor])] > majorRank
-                    : majorDefault
-                cursor += 1
-                if majorLoses {
-                    majorAlive = false
-                    break
-                }
-                flags[minor] = minorFlags & ~Self.alive
             }
         }
         if !majorAlive { flags[major] &= ~Self.alive }
@@ -530,6 +563,23 @@ struct ObjectNodeTable: Sendable {
         return found ? Int32(slots[index].node) : nil
     }
 
+    /// The node of the object with integer key `key` (its bit pattern) in `table`, created on
+    /// first sight: `node(for:)` for a scan entry, without building the reference to probe.
+    @inline(__always)
+    mutating func node(intKey key: UInt64, table: TableID) -> Int32 {
+        let hash = stableObjectHash(table: table, keyHash: stableIntKeyHash(key))
+        var (index, found) = probeIntKey(key, table: table, hash: hash)
+        if found { return Int32(slots[index].node) }
+        let object = ObjectRef(table: table, key: .int(Int64(bitPattern: key)))
+        assert(stableHash(object) == hash, "integer-key hash differs from stableHash")
+        // As `node(for:)`, from the probe already made.
+        if (objects.count + 1) * 2 > slots.count {
+            grow()
+            index = probeIntKey(key, table: table, hash: hash).index
+        }
+        return insert(object, hash: hash, at: index)
+    }
+
     /// The node of `object`, created on first sight.
     /// - Complexity: O(1) expected.
     @inline(__always)
@@ -542,6 +592,12 @@ struct ObjectNodeTable: Sendable {
             grow()
             index = probe(object, hash: hash).index
         }
+        return insert(object, hash: hash, at: index)
+    }
+
+    /// Gives `object` the next node, in the empty slot `index` its probe found.
+    @inline(__always)
+    private mutating func insert(_ object: ObjectRef, hash: UInt64, at index: Int) -> Int32 {
         let node = Int32(objects.count)
         slots[index] = NodeSlot(object, hash: hash, node: node)
         objects.append(object)
