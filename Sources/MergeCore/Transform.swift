@@ -419,8 +419,15 @@ public struct Transformer: Sendable {
         var instructionCount = 0
         var incomingCount = 0
         for index in changesets.indices {
-            instructionCount += changesets[index].instructions.count
-            if index >= localChangesetCount { incomingCount += changesets[index].instructions.count }
+            if index >= localChangesetCount {
+                let count = changesets[index].instructions.count
+                instructionCount += count
+                incomingCount += count
+            } else {
+                // A history changeset's column is read next; its instruction buffer may not be.
+                instructionCount += changesets[index].scanColumn?.count
+                    ?? changesets[index].instructions.count
+            }
         }
         guard instructionCount <= 2 * MergeLimits.mergeInstructionsMax else {
             throw .tooManyInstructions(count: instructionCount)
@@ -488,12 +495,12 @@ public struct Transformer: Sendable {
         var fallback = incomingErasesColumn
         for changesetIndex in 0..<localChangesetCount {
             changesetFirstSlot[changesetIndex] = arena.count
-            let instructions = changesets[changesetIndex].instructions
             if !incomingErasesColumn {
-                try scanLocalBatch(instructions, changeset: changesetIndex,
-                                   filterFields: filterFields, fallback: &fallback)
+                try scanLocalBatch(changeset: changesetIndex, filterFields: filterFields,
+                                   fallback: &fallback)
                 continue
             }
+            let instructions = changesets[changesetIndex].instructions
             // An incoming EraseColumn makes every pair meet: every local instruction enters.
             for position in instructions.indices {
                 try arena.append(instructions, changeset: changesetIndex, position: position,
@@ -526,16 +533,35 @@ public struct Transformer: Sendable {
     /// instructions without links are classified in a batch (`ObjectNodeTable.classify`), the
     /// rest one by one through `relevantNode`. If that gives an object its first node (a
     /// local link into a touched object), the batch's later answers may be stale, so the rest
-    /// of the changeset is classified one by one, exactly as without the batch.
+    /// of the changeset is classified one by one, exactly as without the batch. A changeset
+    /// with a scan column is read through the column; its instruction buffer is touched only
+    /// for the instructions the column cannot fill a slot from (a history's buffers are cold,
+    /// and even retaining one costs a cache miss).
     @inline(__always)
     private mutating func scanLocalBatch(
-        _ instructions: ContiguousArray<Instruction>, changeset changesetIndex: Int,
-        filterFields: Bool, fallback: inout Bool
+        changeset changesetIndex: Int, filterFields: Bool, fallback: inout Bool
     ) throws(MergeError) {
-        nodes.classify(changesets[changesetIndex], into: &localBatch)
-        let entries = changesets[changesetIndex].scanColumn ?? localBatch.entries
+        let column = changesets[changesetIndex].scanColumn
+        let count: Int
+        if let column {
+            // `Changeset` drops its column when its instructions change (checked in debug
+            // builds only: reading the count touches the cold buffer).
+            assert(column.count == changesets[changesetIndex].instructions.count,
+                   "scan column out of date")
+            count = column.count
+            nodes.classify(column: column, into: &localBatch)
+        } else {
+            let instructions = changesets[changesetIndex].instructions
+            count = instructions.count
+            nodes.classify(instructions: instructions, into: &localBatch)
+        }
+        let entries = column ?? localBatch.entries
+        if scanLocalBatchInBulk(entries, count: count, changeset: changesetIndex,
+                                filterFields: filterFields) {
+            return
+        }
         var batchValid = true
-        for position in instructions.indices {
+        for position in 0..<count {
             let batchNode = batchValid ? localBatch.node[position] : LocalScanBatch.general
             let node: Int32
             if batchNode >= 0 {
@@ -552,6 +578,7 @@ public struct Transformer: Sendable {
             } else if batchNode == LocalScanBatch.untouched {
                 continue
             } else {
+                let instructions = changesets[changesetIndex].instructions
                 let knownNodes = nodes.count
                 let relevant = nodes.relevantNode(in: instructions, at: position)
                 if nodes.count != knownNodes { batchValid = false }
@@ -564,9 +591,47 @@ public struct Transformer: Sendable {
                 node = relevant
                 if case .eraseColumn = instructions[position] { fallback = true }
             }
-            try arena.append(instructions, changeset: changesetIndex, position: position,
-                             node: node)
+            try arena.append(changesets[changesetIndex].instructions, changeset: changesetIndex,
+                             position: position, node: node)
         }
+    }
+
+    /// The common case of `scanLocalBatch`: every instruction of the changeset is classified
+    /// (no `general` entry) and every one kept fills its slot from its entry. Then the kept
+    /// positions are gathered first and the arena grows once per column. Returns false, having
+    /// appended nothing, when the changeset is not such a case.
+    @inline(__always)
+    private mutating func scanLocalBatchInBulk(
+        _ entries: ContiguousArray<ScanEntry>, count: Int, changeset changesetIndex: Int,
+        filterFields: Bool
+    ) -> Bool {
+        let batchNodes = localBatch.node
+        var kept = 0
+        var bulk = true
+        localBatch.selected.withUnsafeMutableBufferPointer { selected in
+            for position in 0..<count {
+                let batchNode = batchNodes[position]
+                if batchNode == LocalScanBatch.untouched { continue }
+                if batchNode < 0 {
+                    bulk = false
+                    return
+                }
+                let entry = entries[position]
+                if filterFields && !touched.interacts(node: batchNode, field: entry.field) {
+                    continue
+                }
+                if !entry.fillsSlot {
+                    bulk = false
+                    return
+                }
+                selected[kept] = Int32(position)
+                kept += 1
+            }
+        }
+        if !bulk { return false }
+        arena.appendEntries(entries, nodes: batchNodes, selected: localBatch.selected,
+                            count: kept, changeset: changesetIndex)
+        return true
     }
 
     /// Buckets incoming object instructions by group root (stable counting sort).
@@ -609,14 +674,34 @@ public struct Transformer: Sendable {
             groupPacked.append(packNow && (!fieldRunsEnabled || count < fieldRunsGroupCountMin))
         }
         // Fill using a cursor per root; groupStart[root] is advanced and restored afterwards.
-        for position in localCount..<arena.count {
-            let node = arena.node[position]
-            if node < 0 { continue }
-            let root = Int(nodeRoot[Int(node)])
-            let cursor = Int(groupStart[root])
-            groupPositions[cursor] = Int32(position)
-            groupStart[root] += 1
-            if groupPacked[root] { packSlot(position, at: cursor) }
+        // Raw buffers: this pass touches every incoming slot, five writes each when packed.
+        let (nodes, fields, kinds, owners) = (arena.node, arena.field, arena.kind, arena.changeset)
+        let (roots, packNowByRoot, ranks) = (nodeRoot, groupPacked, changesetRank)
+        let totalCount = arena.count
+        arena.flags.withUnsafeMutableBufferPointer { flags in
+        arena.groupMinors.withUnsafeMutableBufferPointer { minors in
+        arena.groupCursor.withUnsafeMutableBufferPointer { cursors in
+        groupPositions.withUnsafeMutableBufferPointer { positions in
+        groupStart.withUnsafeMutableBufferPointer { starts in
+            for position in localCount..<totalCount {
+                let node = nodes[position]
+                if node < 0 { continue }
+                let root = Int(roots[Int(node)])
+                let cursor = Int(starts[root])
+                positions[cursor] = Int32(position)
+                starts[root] += 1
+                if !packNowByRoot[root] { continue }
+                // `packSlot`, inline.
+                flags[position] |= TransformArena.packed
+                cursors[position - localCount] = Int32(cursor)
+                minors[cursor] = GroupMinor(
+                    node: node, field: fields[position], rank: ranks[Int(owners[position])],
+                    kind: kinds[position], flags: flags[position])
+            }
+        }
+        }
+        }
+        }
         }
         // Shift back: groupStart[root] now holds the end of root's bucket.
         var root = nodeCount

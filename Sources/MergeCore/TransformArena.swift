@@ -108,6 +108,53 @@ struct TransformArena: Sendable {
         position.append(UInt32(offset))
     }
 
+    /// Appends one slot per position in `selected[0 ..< count]` (ascending), filled from
+    /// `entries` and `nodes` at that position alone (every entry must `fillsSlot`): what
+    /// `append(_:changeset:position:node:)` does for each, with one uniqueness check per column
+    /// instead of one per column and slot.
+    mutating func appendEntries(
+        _ entries: ContiguousArray<ScanEntry>, nodes: ContiguousArray<Int32>,
+        selected: ContiguousArray<Int32>, count: Int, changeset changesetIndex: Int
+    ) {
+        if count == 0 { return }
+        let start = kind.count
+        kind.append(contentsOf: repeatElement(0, count: count))
+        flags.append(contentsOf: repeatElement(0, count: count))
+        node.append(contentsOf: repeatElement(0, count: count))
+        field.append(contentsOf: repeatElement(0, count: count))
+        index.append(contentsOf: repeatElement(0, count: count))
+        index2.append(contentsOf: repeatElement(0, count: count))
+        priorSize.append(contentsOf: repeatElement(0, count: count))
+        changeset.append(contentsOf: repeatElement(UInt32(changesetIndex), count: count))
+        position.append(contentsOf: repeatElement(0, count: count))
+        entries.withUnsafeBufferPointer { entries in
+        nodes.withUnsafeBufferPointer { nodes in
+        selected.withUnsafeBufferPointer { selected in
+        kind.withUnsafeMutableBufferPointer { kind in
+        flags.withUnsafeMutableBufferPointer { flags in
+        node.withUnsafeMutableBufferPointer { node in
+        field.withUnsafeMutableBufferPointer { field in
+        position.withUnsafeMutableBufferPointer { position in
+            for offset in 0..<count {
+                let at = Int(selected[offset])
+                let entry = entries[at]
+                precondition(entry.fillsSlot, "appendEntries needs slots without list indices")
+                kind[start + offset] = entry.kind
+                flags[start + offset] = entry.flags
+                node[start + offset] = nodes[at]
+                field[start + offset] = entry.field
+                position[start + offset] = UInt32(at)
+            }
+        }
+        }
+        }
+        }
+        }
+        }
+        }
+        }
+    }
+
     /// Scans `instructions[offset]` into a new slot, matching the element in place (no copy
     /// of the instruction).
     @inline(__always)
@@ -516,7 +563,7 @@ struct ObjectNodeTable: Sendable {
 
     /// Classifies a local changeset's instructions for the scan of a long history: the node
     /// of each instruction's object, if the incoming side touches it. The keys come from the
-    /// changeset's scan column when a merge built one (16 bytes per instruction), else from
+    /// changeset's scan column when a merge built one (24 bytes per instruction), else from
     /// the instructions (`ScanEntry.fill`). All probes of a changeset are then made in one
     /// loop, independent loads the processor overlaps, where classifying one instruction at a
     /// time makes each wait for the last. Per position, `batch.node` is the object's node,
@@ -524,16 +571,17 @@ struct ObjectNodeTable: Sendable {
     /// `LocalScanBatch.general` (a schema instruction, a link payload or a non-integer key:
     /// the caller takes `relevantNode`).
     /// - Complexity: O(instructions), one probe each.
-    func classify(_ changeset: Changeset, into batch: inout LocalScanBatch) {
-        let count = changeset.instructions.count
-        batch.resize(count)
-        if let column = changeset.scanColumn {
-            precondition(column.count == count, "scan column out of date")
-            classify(column, count: count, into: &batch.node)
-        } else {
-            ScanEntry.fill(&batch.entries, from: changeset.instructions)
-            classify(batch.entries, count: count, into: &batch.node)
-        }
+    func classify(column: ContiguousArray<ScanEntry>, into batch: inout LocalScanBatch) {
+        batch.resize(column.count)
+        classify(column, count: column.count, into: &batch.node)
+    }
+
+    /// `classify(column:into:)` for a changeset without a column: its entries are made into
+    /// `batch.entries` first.
+    func classify(instructions: ContiguousArray<Instruction>, into batch: inout LocalScanBatch) {
+        batch.resize(instructions.count)
+        ScanEntry.fill(&batch.entries, from: instructions)
+        classify(batch.entries, count: instructions.count, into: &batch.node)
     }
 
     private func classify(
@@ -764,12 +812,15 @@ struct LocalScanBatch: Sendable {
     static let general: Int32 = -2
     var entries: ContiguousArray<ScanEntry> = []
     var node: ContiguousArray<Int32> = []
+    /// The positions the scan keeps, in order (`Transformer.scanLocalBatch`).
+    var selected: ContiguousArray<Int32> = []
 
     /// Makes room for `count` entries (contents unspecified until classified).
     mutating func resize(_ count: Int) {
         if node.count >= count { return }
         entries.append(contentsOf: repeatElement(.general, count: count - entries.count))
         node.append(contentsOf: repeatElement(0, count: count - node.count))
+        selected.append(contentsOf: repeatElement(0, count: count - selected.count))
     }
 }
 
