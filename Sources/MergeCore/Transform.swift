@@ -168,6 +168,8 @@ public struct Transformer: Sendable {
     /// The scan entry of each incoming instruction (all incoming changesets in order): the
     /// arena slots are filled from it, and the server merge's scan columns are cut from it.
     var incomingEntries: ContiguousArray<ScanEntry> = []
+    /// Per incoming changeset: every instruction's arena slot comes from its entry alone.
+    var incomingFillsEverySlot: ContiguousArray<Bool> = []
     /// The first arena slot of each changeset's instructions.
     var changesetFirstSlot: ContiguousArray<Int> = []
     var changesetModified: ContiguousArray<Bool> = []
@@ -455,6 +457,7 @@ public struct Transformer: Sendable {
         // changeset's column); the node, the filter and the arena slot come from the entry.
         incomingEntries.removeAll(keepingCapacity: true)
         incomingEntries.reserveCapacity(incomingCount)
+        incomingFillsEverySlot.removeAll(keepingCapacity: true)
         for changesetIndex in localChangesetCount..<changesets.count {
             let instructions = changesets[changesetIndex].instructions
             if let column = changesets[changesetIndex].scanColumn {
@@ -466,9 +469,11 @@ public struct Transformer: Sendable {
                 }
             }
             let firstEntry = incomingEntries.count - instructions.count
+            var fillsEverySlot = true
             for position in instructions.indices {
                 let entry = incomingEntries[firstEntry + position]
                 let node: Int32
+                if !entry.isGeneral && !entry.fillsSlot { fillsEverySlot = false }
                 if !entry.isGeneral {
                     node = nodes.node(intKey: entry.key, table: entry.table)
                     if filterFields {
@@ -476,6 +481,7 @@ public struct Transformer: Sendable {
                                        erases: entry.kind == Kind.eraseObject)
                     }
                 } else {
+                    fillsEverySlot = false
                     node = nodes.scanNode(in: instructions, at: position)
                     if node < 0 {
                         if case .eraseColumn = instructions[position] {
@@ -490,6 +496,7 @@ public struct Transformer: Sendable {
                 }
                 incomingNodes.append(node)
             }
+            incomingFillsEverySlot.append(fillsEverySlot)
         }
         arena.reset(capacity: 2 * incomingCount)
         var fallback = incomingErasesColumn
@@ -512,6 +519,13 @@ public struct Transformer: Sendable {
         for changesetIndex in localChangesetCount..<changesets.count {
             changesetFirstSlot[changesetIndex] = arena.count
             let instructions = changesets[changesetIndex].instructions
+            if incomingFillsEverySlot[changesetIndex - localChangesetCount] {
+                arena.appendEntries(incomingEntries, nodes: incomingNodes, base: incomingIndex,
+                                    selected: nil, count: instructions.count,
+                                    changeset: changesetIndex)
+                incomingIndex += instructions.count
+                continue
+            }
             for position in instructions.indices {
                 let entry = incomingEntries[incomingIndex]
                 if !entry.isGeneral && entry.fillsSlot {
@@ -629,7 +643,7 @@ public struct Transformer: Sendable {
             }
         }
         if !bulk { return false }
-        arena.appendEntries(entries, nodes: batchNodes, selected: localBatch.selected,
+        arena.appendEntries(entries, nodes: batchNodes, base: 0, selected: localBatch.selected,
                             count: kept, changeset: changesetIndex)
         return true
     }

@@ -108,13 +108,13 @@ struct TransformArena: Sendable {
         position.append(UInt32(offset))
     }
 
-    /// Appends one slot per position in `selected[0 ..< count]` (ascending), filled from
-    /// `entries` and `nodes` at that position alone (every entry must `fillsSlot`): what
-    /// `append(_:changeset:position:node:)` does for each, with one uniqueness check per column
-    /// instead of one per column and slot.
+    /// Appends one slot per position `p` in `selected[0 ..< count]` (ascending; with
+    /// `selected` nil, `0 ..< count`), filled from `entries[base + p]` and `nodes[base + p]`
+    /// alone (every such entry must `fillsSlot`): what `append(_:changeset:position:node:)`
+    /// does for each, with one uniqueness check per column instead of one per column and slot.
     mutating func appendEntries(
-        _ entries: ContiguousArray<ScanEntry>, nodes: ContiguousArray<Int32>,
-        selected: ContiguousArray<Int32>, count: Int, changeset changesetIndex: Int
+        _ entries: ContiguousArray<ScanEntry>, nodes: ContiguousArray<Int32>, base: Int,
+        selected: ContiguousArray<Int32>?, count: Int, changeset changesetIndex: Int
     ) {
         if count == 0 { return }
         let start = kind.count
@@ -127,21 +127,23 @@ struct TransformArena: Sendable {
         priorSize.append(contentsOf: repeatElement(0, count: count))
         changeset.append(contentsOf: repeatElement(UInt32(changesetIndex), count: count))
         position.append(contentsOf: repeatElement(0, count: count))
+        let chosen = selected ?? []
+        let identity = selected == nil
         entries.withUnsafeBufferPointer { entries in
         nodes.withUnsafeBufferPointer { nodes in
-        selected.withUnsafeBufferPointer { selected in
+        chosen.withUnsafeBufferPointer { chosen in
         kind.withUnsafeMutableBufferPointer { kind in
         flags.withUnsafeMutableBufferPointer { flags in
         node.withUnsafeMutableBufferPointer { node in
         field.withUnsafeMutableBufferPointer { field in
         position.withUnsafeMutableBufferPointer { position in
             for offset in 0..<count {
-                let at = Int(selected[offset])
-                let entry = entries[at]
+                let at = identity ? offset : Int(chosen[offset])
+                let entry = entries[base + at]
                 precondition(entry.fillsSlot, "appendEntries needs slots without list indices")
                 kind[start + offset] = entry.kind
                 flags[start + offset] = entry.flags
-                node[start + offset] = nodes[at]
+                node[start + offset] = nodes[base + at]
                 field[start + offset] = entry.field
                 position[start + offset] = UInt32(at)
             }
