@@ -498,6 +498,7 @@ public struct Transformer: Sendable {
             }
             incomingFillsEverySlot.append(fillsEverySlot)
         }
+        nodes.buildDenseIndex()
         arena.reset(capacity: 2 * incomingCount)
         var fallback = incomingErasesColumn
         for changesetIndex in 0..<localChangesetCount {

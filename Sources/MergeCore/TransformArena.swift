@@ -451,6 +451,14 @@ struct ObjectNodeTable: Sendable {
     var hashes: ContiguousArray<UInt64> = []
     var parent: ContiguousArray<Int32> = []
     var size: ContiguousArray<Int32> = []
+    /// A direct map for one table's integer keys in `denseMin ..< denseMin + dense.count`:
+    /// the node, or -1 when the key has none (`buildDenseIndex`). Inside that range it is
+    /// exact (every insert updates it), so `classify` reads one 4-byte entry instead of
+    /// hashing and probing. Keys outside the range, and other tables, take the probe.
+    var dense: ContiguousArray<Int32> = []
+    var denseTable: TableID = 0
+    var denseMin: UInt64 = 0
+    var denseActive = false
 
     var count: Int { objects.count }
 
@@ -496,6 +504,47 @@ struct ObjectNodeTable: Sendable {
         hashes.removeAll(keepingCapacity: true)
         parent.removeAll(keepingCapacity: true)
         size.removeAll(keepingCapacity: true)
+        denseActive = false
+    }
+
+    /// Builds the dense map for the table of the first object, if that object has an integer
+    /// key and its table's integer keys so far span at most 4 × their count + 64 values (dense
+    /// keys, as sequential primary keys are). Call once the incoming side is scanned.
+    /// - Complexity: O(nodes + the key range).
+    mutating func buildDenseIndex() {
+        denseActive = false
+        guard let first = objects.first, case .int = first.key else { return }
+        let table = first.table
+        var low = UInt64.max
+        var high: UInt64 = 0
+        var keyCount = 0
+        for object in objects where object.table == table {
+            guard case .int(let value) = object.key else { continue }
+            let key = UInt64(bitPattern: value) ^ (1 << 63)  // signed order, unsigned math
+            low = min(low, key)
+            high = max(high, key)
+            keyCount += 1
+        }
+        let span = high - low
+        guard span < UInt64(4 * keyCount + 64) else { return }
+        denseTable = table
+        denseMin = low
+        dense.removeAll(keepingCapacity: true)
+        dense.append(contentsOf: repeatElement(-1, count: Int(span) + 1))
+        for node in objects.indices where objects[node].table == table {
+            guard case .int(let value) = objects[node].key else { continue }
+            dense[Int((UInt64(bitPattern: value) ^ (1 << 63)) - low)] = Int32(node)
+        }
+        denseActive = true
+    }
+
+    /// The dense-map offset of integer key `key` (its bit pattern) in `table`, or nil when the
+    /// map does not cover it.
+    @inline(__always)
+    func denseOffset(intKey key: UInt64, table: TableID) -> Int? {
+        guard denseActive && table == denseTable else { return nil }
+        let offset = (key ^ (1 << 63)) &- denseMin
+        return offset < UInt64(dense.count) ? Int(offset) : nil
     }
 
     /// The slot index holding `object`, or the empty slot where it would go.
@@ -590,11 +639,17 @@ struct ObjectNodeTable: Sendable {
         _ entries: ContiguousArray<ScanEntry>, count: Int, into nodes: inout ContiguousArray<Int32>
     ) {
         entries.withUnsafeBufferPointer { entries in
+        dense.withUnsafeBufferPointer { dense in
             nodes.withUnsafeMutableBufferPointer { nodes in
                 for position in 0..<count {
                     let entry = entries[position]
                     if entry.isGeneral {
                         nodes[position] = LocalScanBatch.general
+                        continue
+                    }
+                    if let offset = denseOffset(intKey: entry.key, table: entry.table) {
+                        let node = dense[offset]
+                        nodes[position] = node >= 0 ? node : LocalScanBatch.untouched
                         continue
                     }
                     let hash = stableObjectHash(table: entry.table,
@@ -603,6 +658,7 @@ struct ObjectNodeTable: Sendable {
                     nodes[position] = found ? Int32(slots[index].node) : LocalScanBatch.untouched
                 }
             }
+        }
         }
     }
 
@@ -654,6 +710,11 @@ struct ObjectNodeTable: Sendable {
         hashes.append(hash)
         parent.append(node)
         size.append(1)
+        if denseActive, case .int(let value) = object.key,
+           let offset = denseOffset(intKey: UInt64(bitPattern: value), table: object.table)
+        {
+            dense[offset] = node
+        }
         return node
     }
 
