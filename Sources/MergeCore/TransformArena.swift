@@ -459,6 +459,10 @@ struct ObjectNodeTable: Sendable {
     var denseTable: TableID = 0
     var denseMin: UInt64 = 0
     var denseActive = false
+    /// One bit per `quickMix(key)` bucket for the dense table's integer keys outside the map's
+    /// window: a clear bit proves a key has no node, without a probe.
+    var denseOutside: ContiguousArray<UInt64> = []
+    static let denseOutsideWords = 1024
 
     var count: Int { objects.count }
 
@@ -508,34 +512,71 @@ struct ObjectNodeTable: Sendable {
     }
 
     /// Builds the dense map for the table of the first object, if that object has an integer
-    /// key and its table's integer keys so far span at most 4 × their count + 64 values (dense
-    /// keys, as sequential primary keys are). Call once the incoming side is scanned.
-    /// - Complexity: O(nodes + the key range).
+    /// key: over the keys within 2 × the table's integer-keyed objects + 32 of that first key
+    /// (a window of 4 × their count + 64 values), when at least half of those objects fall in
+    /// it (dense keys, as sequential primary keys are). Keys beyond the window, such as a
+    /// client's own key range for new objects, go to `denseOutside`. Call once the incoming
+    /// side is scanned. O(nodes), no sort: a first object outside the cluster just means no
+    /// map for this merge.
+    /// - Complexity: O(nodes + the window).
     mutating func buildDenseIndex() {
         denseActive = false
-        guard let first = objects.first, case .int = first.key else { return }
+        guard let first = objects.first, case .int(let firstValue) = first.key else { return }
         let table = first.table
-        var low = UInt64.max
-        var high: UInt64 = 0
+        // Keys are compared with the sign bit flipped: signed order, unsigned arithmetic.
+        let flip: UInt64 = 1 << 63
         var keyCount = 0
         for object in objects where object.table == table {
-            guard case .int(let value) = object.key else { continue }
-            let key = UInt64(bitPattern: value) ^ (1 << 63)  // signed order, unsigned math
-            low = min(low, key)
-            high = max(high, key)
-            keyCount += 1
+            if case .int = object.key { keyCount += 1 }
         }
-        let span = high - low
-        guard span < UInt64(4 * keyCount + 64) else { return }
+        let reach = UInt64(2 * keyCount + 32)
+        let anchor = UInt64(bitPattern: firstValue) ^ flip
+        let windowLow = anchor >= reach ? anchor - reach : 0
+        let windowHigh = anchor <= UInt64.max - reach ? anchor + reach : UInt64.max
+        var low = anchor
+        var high = anchor
+        var inWindow = 0
+        for object in objects where object.table == table {
+            guard case .int(let value) = object.key else { continue }
+            let key = UInt64(bitPattern: value) ^ flip
+            if key >= windowLow && key <= windowHigh {
+                low = min(low, key)
+                high = max(high, key)
+                inWindow += 1
+            }
+        }
+        guard 2 * inWindow >= keyCount else { return }
         denseTable = table
         denseMin = low
         dense.removeAll(keepingCapacity: true)
-        dense.append(contentsOf: repeatElement(-1, count: Int(span) + 1))
+        dense.append(contentsOf: repeatElement(-1, count: Int(high - low) + 1))
+        denseOutside.removeAll(keepingCapacity: true)
+        denseOutside.append(contentsOf: repeatElement(0, count: Self.denseOutsideWords))
         for node in objects.indices where objects[node].table == table {
             guard case .int(let value) = objects[node].key else { continue }
-            dense[Int((UInt64(bitPattern: value) ^ (1 << 63)) - low)] = Int32(node)
+            let offset = (UInt64(bitPattern: value) ^ flip) &- low
+            if offset <= high - low {
+                dense[Int(offset)] = Int32(node)
+            } else {
+                markOutside(UInt64(bitPattern: value))
+            }
         }
         denseActive = true
+    }
+
+    /// Sets the `denseOutside` bit of integer key `key` (its bit pattern).
+    @inline(__always)
+    private mutating func markOutside(_ key: UInt64) {
+        let bucket = Int(truncatingIfNeeded: quickMix(key)) & (Self.denseOutsideWords * 64 - 1)
+        denseOutside[bucket >> 6] |= 1 << UInt64(bucket & 63)
+    }
+
+    /// Whether integer key `key` of the dense table, outside the map's window, may have a
+    /// node (false: it has none).
+    @inline(__always)
+    func mayHaveNodeOutside(_ key: UInt64) -> Bool {
+        let bucket = Int(truncatingIfNeeded: quickMix(key)) & (Self.denseOutsideWords * 64 - 1)
+        return denseOutside[bucket >> 6] >> UInt64(bucket & 63) & 1 != 0
     }
 
     /// The dense-map offset of integer key `key` (its bit pattern) in `table`, or nil when the
@@ -647,10 +688,16 @@ struct ObjectNodeTable: Sendable {
                         nodes[position] = LocalScanBatch.general
                         continue
                     }
-                    if let offset = denseOffset(intKey: entry.key, table: entry.table) {
-                        let node = dense[offset]
-                        nodes[position] = node >= 0 ? node : LocalScanBatch.untouched
-                        continue
+                    if denseActive && entry.table == denseTable {
+                        if let offset = denseOffset(intKey: entry.key, table: entry.table) {
+                            let node = dense[offset]
+                            nodes[position] = node >= 0 ? node : LocalScanBatch.untouched
+                            continue
+                        }
+                        if !mayHaveNodeOutside(entry.key) {
+                            nodes[position] = LocalScanBatch.untouched
+                            continue
+                        }
                     }
                     let hash = stableObjectHash(table: entry.table,
                                                 keyHash: stableIntKeyHash(entry.key))
@@ -710,10 +757,12 @@ struct ObjectNodeTable: Sendable {
         hashes.append(hash)
         parent.append(node)
         size.append(1)
-        if denseActive, case .int(let value) = object.key,
-           let offset = denseOffset(intKey: UInt64(bitPattern: value), table: object.table)
-        {
-            dense[offset] = node
+        if denseActive && object.table == denseTable, case .int(let value) = object.key {
+            if let offset = denseOffset(intKey: UInt64(bitPattern: value), table: object.table) {
+                dense[offset] = node
+            } else {
+                markOutside(UInt64(bitPattern: value))
+            }
         }
         return node
     }

@@ -1,0 +1,80 @@
+//! The object-node table's dense map (`ObjectNodeTable.dense`, `denseOutside`) against the
+//! plain probe: `classify` must give every entry the node `existingNode(for:)` finds, or
+//! `untouched` when there is none, whatever the key layout (a dense cluster, keys far outside
+//! it on both sides of zero, another table, string keys) and after inserts made once the map
+//! is built (as a local link into a touched object makes them).
+
+@testable import MergeCore
+import Randomness
+import Testing
+
+@Suite("Object-node table")
+struct ObjectNodeTableTests {
+    /// A key from one of the layouts the map must handle.
+    static func key(_ random: RandomStream) -> Int64 {
+        switch random.uniformInt(below: 6) {
+        case 0, 1, 2: Int64(random.uniformInt(below: 300))  // the dense cluster
+        case 3: (1 << 40) + Int64(random.uniformInt(below: 50))  // a client's own range
+        case 4: -(1 << 41) - Int64(random.uniformInt(below: 50))  // negative keys
+        default: 300 + Int64(random.uniformInt(below: 2_000))  // just beyond the window
+        }
+    }
+
+    static func object(_ random: RandomStream) -> ObjectRef {
+        switch random.uniformInt(below: 10) {
+        case 0: ObjectRef(table: 2, key: .int(key(random)))
+        case 1: ObjectRef(table: 1, key: .string("k\(random.uniformInt(below: 40))"))
+        default: ObjectRef(table: 1, key: .int(key(random)))
+        }
+    }
+
+    @Test("classify equals the probe, before and after inserts into a built map")
+    func classifyMatchesProbe() {
+        let random = RandomStream(seed: 11, id: StreamID(domain: 0x4F4E_5442))
+        var mapsBuilt = 0
+        var outsideLookups = 0
+        for round in 0..<60 {
+            var table = ObjectNodeTable()
+            table.reset(capacity: 64)
+            let incoming = 1 + Int(random.uniformInt(below: 400))
+            // Some rounds start with a string key or another table: no map, probe only.
+            for _ in 0..<incoming { _ = table.node(for: Self.object(random)) }
+            table.buildDenseIndex()
+            if table.denseActive { mapsBuilt += 1 }
+            for phase in 0..<2 {
+                if phase == 1 {
+                    for _ in 0..<Int(random.uniformInt(below: 40)) {
+                        _ = table.node(for: Self.object(random))
+                    }
+                }
+                var column = ContiguousArray<ScanEntry>()
+                var objects: [ObjectRef] = []
+                for _ in 0..<200 {
+                    let object = Self.object(random)
+                    guard case .int(let value) = object.key else { continue }
+                    column.append(ScanEntry(key: UInt64(bitPattern: value), table: object.table,
+                                            field: 1, kind: Kind.update,
+                                            flags: TransformArena.alive))
+                    objects.append(object)
+                }
+                var batch = LocalScanBatch()
+                table.classify(column: column, into: &batch)
+                for (position, object) in objects.enumerated() {
+                    if table.denseActive && object.table == table.denseTable,
+                       case .int(let value) = object.key,
+                       table.denseOffset(intKey: UInt64(bitPattern: value),
+                                         table: object.table) == nil
+                    {
+                        outsideLookups += 1
+                    }
+                    let expected = table.existingNode(for: object) ?? LocalScanBatch.untouched
+                    #expect(batch.node[position] == expected,
+                            "round \(round) phase \(phase): \(object)")
+                }
+            }
+        }
+        // The layouts above must exercise the map, not only the probe.
+        #expect(mapsBuilt >= 15, "only \(mapsBuilt) of 60 rounds built a dense map")
+        #expect(outsideLookups >= 1_000, "only \(outsideLookups) lookups beyond the window")
+    }
+}
