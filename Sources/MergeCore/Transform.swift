@@ -138,6 +138,40 @@
 //!   give different server states for different upload orders (the classic "TP2 puzzle"). The
 //!   client–server protocol only needs TP1 (every client converges to the server's state).
 
+/// The two sides of one merge, addressed as one sequence of changesets, local first (the
+/// arena's changeset numbers). Accessors project into the side arrays, so reading a field of a
+/// changeset does not copy (or retain) the rest of it.
+struct MergeSides: Sendable {
+    var local: ContiguousArray<Changeset> = []
+    var incoming: ContiguousArray<Changeset> = []
+
+    var count: Int { local.count + incoming.count }
+    var indices: Range<Int> { 0..<count }
+
+    subscript(index: Int) -> Changeset {
+        _read {
+            if index < local.count {
+                yield local[index]
+            } else {
+                yield incoming[index - local.count]
+            }
+        }
+        _modify {
+            if index < local.count {
+                yield &local[index]
+            } else {
+                yield &incoming[index - local.count]
+            }
+        }
+    }
+
+    /// Empties both sides (the arrays are the callers' again).
+    mutating func removeAll() {
+        local = []
+        incoming = []
+    }
+}
+
 /// Where a transformer's merges spent their time, by the host's `Transformer.phaseClock`.
 public struct MergePhaseTimes: Sendable, Hashable {
     /// Reading both sides: object nodes, the relevance filter and the arena.
@@ -183,8 +217,8 @@ public struct Transformer: Sendable {
     /// Discriminants per changeset: local changesets first, then incoming ones.
     var discriminantTime: ContiguousArray<UInt64> = []
     var discriminantIdent: ContiguousArray<UInt64> = []
-    /// The changesets being merged, moved in for the duration of a merge.
-    var changesets: ContiguousArray<Changeset> = []
+    /// The changesets being merged, held for the duration of a merge (local first).
+    var changesets = MergeSides()
     var localChangesetCount = 0
     /// The fields and erased objects of the incoming side (local relevance filter).
     var touched = TouchedFields()
@@ -238,18 +272,14 @@ public struct Transformer: Sendable {
         local: inout ContiguousArray<Changeset>,
         localFileIdent: UInt64
     ) throws(MergeError) {
-        // Move the changesets in (no copy of their instruction buffers).
-        load(local: local, incoming: &incoming)
-        local.removeAll(keepingCapacity: true)
+        // Move both sides in (no copy), and back out when done.
+        swap(&changesets.local, &local)
+        swap(&changesets.incoming, &incoming)
+        localChangesetCount = changesets.local.count
         defer {
-            for index in changesets.indices {
-                if index < localChangesetCount {
-                    local.append(changesets[index])
-                } else {
-                    incoming.append(changesets[index])
-                }
-            }
-            changesets.removeAll(keepingCapacity: true)
+            swap(&changesets.local, &local)
+            swap(&changesets.incoming, &incoming)
+            changesets.removeAll()
         }
         var noEdits: LocalEdits?
         try mergeLoaded(localFileIdent: localFileIdent, localEdits: &noEdits)
@@ -277,31 +307,20 @@ public struct Transformer: Sendable {
         localEdits: inout LocalEdits,
         localFileIdent: UInt64
     ) throws(MergeError) {
-        load(local: local, incoming: &incoming)
+        // Share the local side (one reference, no per-changeset copy: a history's changeset
+        // buffers are cold); move the incoming side in and back out.
+        changesets.local = local
+        swap(&changesets.incoming, &incoming)
+        localChangesetCount = local.count
         defer {
-            for index in localChangesetCount..<changesets.count {
-                incoming.append(changesets[index])
-            }
-            changesets.removeAll(keepingCapacity: true)
+            swap(&changesets.incoming, &incoming)
+            changesets.removeAll()
         }
         var edits: LocalEdits? = LocalEdits()
         swap(&edits!, &localEdits)
         defer { swap(&edits!, &localEdits) }
         edits!.removeAll()
         try mergeLoaded(localFileIdent: localFileIdent, localEdits: &edits)
-    }
-
-    /// Loads both sides into `changesets` (local first) and empties `incoming`, which the
-    /// merge then holds uniquely.
-    private mutating func load(
-        local: ContiguousArray<Changeset>, incoming: inout ContiguousArray<Changeset>
-    ) {
-        changesets.removeAll(keepingCapacity: true)
-        changesets.reserveCapacity(local.count + incoming.count)
-        localChangesetCount = local.count
-        for index in local.indices { changesets.append(local[index]) }
-        for index in incoming.indices { changesets.append(incoming[index]) }
-        incoming.removeAll(keepingCapacity: true)
     }
 
     /// Merges the loaded `changesets`; with `localEdits` non-nil the local side is reported
@@ -420,16 +439,14 @@ public struct Transformer: Sendable {
     private mutating func scan(localFileIdent: UInt64) throws(MergeError) -> Bool {
         var instructionCount = 0
         var incomingCount = 0
-        for index in changesets.indices {
-            if index >= localChangesetCount {
-                let count = changesets[index].instructions.count
-                instructionCount += count
-                incomingCount += count
-            } else {
-                // A history changeset's column is read next; its instruction buffer may not be.
-                instructionCount += changesets[index].scanColumn?.count
-                    ?? changesets[index].instructions.count
-            }
+        for index in changesets.incoming.indices {
+            incomingCount += changesets.incoming[index].instructions.count
+        }
+        instructionCount = incomingCount
+        for index in changesets.local.indices {
+            // A history changeset's column is read next; its instruction buffer may not be.
+            instructionCount += changesets.local[index].scanColumn?.count
+                ?? changesets.local[index].instructions.count
         }
         guard instructionCount <= 2 * MergeLimits.mergeInstructionsMax else {
             throw .tooManyInstructions(count: instructionCount)
@@ -437,13 +454,16 @@ public struct Transformer: Sendable {
         discriminantTime.removeAll(keepingCapacity: true)
         discriminantIdent.removeAll(keepingCapacity: true)
         changesetFirstSlot.removeAll(keepingCapacity: true)
-        for changeset in changesets {
-            precondition(changeset.originFileIdent != 0 || localFileIdent != 0,
-                         "a local-origin changeset (originFileIdent 0) needs a localFileIdent")
-            discriminantTime.append(changeset.originTimestamp)
-            discriminantIdent.append(
-                changeset.originFileIdent == 0 ? localFileIdent : changeset.originFileIdent)
-            changesetFirstSlot.append(0)
+        for side in [changesets.local, changesets.incoming] {
+            for index in side.indices {
+                let (timestamp, fileIdent) = (side[index].originTimestamp,
+                                              side[index].originFileIdent)
+                precondition(fileIdent != 0 || localFileIdent != 0,
+                             "a local-origin changeset (originFileIdent 0) needs a localFileIdent")
+                discriminantTime.append(timestamp)
+                discriminantIdent.append(fileIdent == 0 ? localFileIdent : fileIdent)
+                changesetFirstSlot.append(0)
+            }
         }
         // Incoming first: nodes, unions, and whether a column is erased.
         nodes.reset(capacity: incomingCount)
@@ -556,17 +576,17 @@ public struct Transformer: Sendable {
     private mutating func scanLocalBatch(
         changeset changesetIndex: Int, filterFields: Bool, fallback: inout Bool
     ) throws(MergeError) {
-        let column = changesets[changesetIndex].scanColumn
+        let column = changesets.local[changesetIndex].scanColumn
         let count: Int
         if let column {
             // `Changeset` drops its column when its instructions change (checked in debug
             // builds only: reading the count touches the cold buffer).
-            assert(column.count == changesets[changesetIndex].instructions.count,
+            assert(column.count == changesets.local[changesetIndex].instructions.count,
                    "scan column out of date")
             count = column.count
             nodes.classify(column: column, into: &localBatch)
         } else {
-            let instructions = changesets[changesetIndex].instructions
+            let instructions = changesets.local[changesetIndex].instructions
             count = instructions.count
             nodes.classify(instructions: instructions, into: &localBatch)
         }
@@ -593,7 +613,7 @@ public struct Transformer: Sendable {
             } else if batchNode == LocalScanBatch.untouched {
                 continue
             } else {
-                let instructions = changesets[changesetIndex].instructions
+                let instructions = changesets.local[changesetIndex].instructions
                 let knownNodes = nodes.count
                 let relevant = nodes.relevantNode(in: instructions, at: position)
                 if nodes.count != knownNodes { batchValid = false }
@@ -606,8 +626,8 @@ public struct Transformer: Sendable {
                 node = relevant
                 if case .eraseColumn = instructions[position] { fallback = true }
             }
-            try arena.append(changesets[changesetIndex].instructions, changeset: changesetIndex,
-                             position: position, node: node)
+            try arena.append(changesets.local[changesetIndex].instructions,
+                             changeset: changesetIndex, position: position, node: node)
         }
     }
 
@@ -824,7 +844,7 @@ public struct Transformer: Sendable {
                 ? arena.localCount : changesetFirstSlot[changesetIndex + 1]
             var slot = changesetFirstSlot[changesetIndex]
             if slot == slotEnd { continue }
-            let instructions = changesets[changesetIndex].instructions
+            let instructions = changesets.local[changesetIndex].instructions
             while slot < slotEnd {
                 let flags = arena.flags[slot]
                 if flags & TransformArena.alive == 0 || flags & changed != 0 {
