@@ -187,13 +187,17 @@ public struct MergePhaseTimes: Sendable, Hashable {
 }
 
 /// Merges concurrent changesets. Holds reusable buffers: keep one per peer and reuse it, so
-/// that a merge allocates nothing once the buffers have grown to the workload's size.
+/// that a merge allocates little once the buffers have grown to the workload's size (a client
+/// merge of more than `incomingEntriesKeptMax` incoming instructions gives their scan entries
+/// back, and the write-back allocates the changesets it rewrites).
 public struct Transformer: Sendable {
     /// The struct-of-arrays arena: local instructions at `0 ..< localCount`, incoming ones after.
     var arena = TransformArena()
     var nodes = ObjectNodeTable()
     /// Whether group root r's packed records are filled (`packGroup`).
     var groupPacked: ContiguousArray<Bool> = []
+    /// Whether `arena.groupMinors` and `arena.groupCursor` are sized for this merge.
+    var groupMinorsReady = false
     /// Incoming positions bucketed by group root (counting sort; positions ascending).
     var groupStart: ContiguousArray<Int32> = []
     var groupPositions: ContiguousArray<Int32> = []
@@ -202,6 +206,9 @@ public struct Transformer: Sendable {
     /// The scan entry of each incoming instruction (all incoming changesets in order): the
     /// arena slots are filled from it, and the server merge's scan columns are cut from it.
     var incomingEntries: ContiguousArray<ScanEntry> = []
+    /// Above this many incoming entries, the rewriting merge frees them after the scan (24
+    /// bytes per instruction it no longer needs), at the price of one allocation next time.
+    static let incomingEntriesKeptMax = 1 << 16
     /// Per incoming changeset: every instruction's arena slot comes from its entry alone.
     var incomingFillsEverySlot: ContiguousArray<Bool> = []
     /// The first arena slot of each changeset's instructions.
@@ -331,6 +338,11 @@ public struct Transformer: Sendable {
         let clock = phaseClock
         let scanStart = clock?() ?? 0
         let fallbackAllPairs = try scan(localFileIdent: localFileIdent)
+        if localEdits == nil && incomingEntries.count > Self.incomingEntriesKeptMax {
+            // Only the server merge cuts scan columns from the entries; a client integrating a
+            // large download gives their memory back before the walk and the write-back.
+            incomingEntries = []
+        }
         let scanEnd = clock?() ?? 0
         phaseTimes.scanNs &+= scanEnd &- scanStart
         let localCount = arena.localCount
@@ -691,23 +703,23 @@ public struct Transformer: Sendable {
         let objectCount = Int(groupStart[nodeCount])
         groupPositions.removeAll(keepingCapacity: true)
         groupPositions.append(contentsOf: repeatElement(0, count: objectCount))
-        // Room for the packed records of the tight loops, filled per group (`packGroup`).
-        arena.groupMinors.removeAll(keepingCapacity: true)
-        arena.groupMinors.append(contentsOf: repeatElement(
-            GroupMinor(node: -1, field: 0, rank: 0, kind: 0, flags: 0),
-            count: objectCount))
-        arena.groupCursor.removeAll(keepingCapacity: true)
-        arena.groupCursor.append(contentsOf: repeatElement(-1, count: arena.count - localCount))
-        // Groups below the field-run threshold are packed now, in this pass over the incoming
-        // slots (their Update majors take `mergeUpdateRun`); larger ones when a list major
-        // first walks them. No tight loop runs when incoming schema instructions exist.
+        // Unless the local side is small (under an eighth of the incoming one: few majors
+        // will walk), groups below the field-run threshold are packed now, in this pass over
+        // the incoming slots (their Update majors take `mergeUpdateRun`). Otherwise, and for
+        // larger groups, a group is packed when a tight loop first walks it (`packGroup`).
+        // No tight loop runs when incoming schema instructions exist.
+        groupMinorsReady = false
+        let packNow = schemaPositions.isEmpty && 8 * localCount >= arena.count - localCount
         groupPacked.removeAll(keepingCapacity: true)
         groupPacked.reserveCapacity(nodeCount)
-        let packNow = schemaPositions.isEmpty
+        var anyPackedNow = false
         for root in 0..<nodeCount {
             let count = Int(groupStart[root + 1] - groupStart[root])
-            groupPacked.append(packNow && (!fieldRunsEnabled || count < fieldRunsGroupCountMin))
+            let packed = packNow && (!fieldRunsEnabled || count < fieldRunsGroupCountMin)
+            groupPacked.append(packed)
+            anyPackedNow = anyPackedNow || packed
         }
+        if anyPackedNow { prepareGroupMinors() }
         // Fill using a cursor per root; groupStart[root] is advanced and restored afterwards.
         // Raw buffers: this pass touches every incoming slot, five writes each when packed.
         let (nodes, fields, kinds, owners) = (arena.node, arena.field, arena.kind, arena.changeset)
@@ -755,9 +767,24 @@ public struct Transformer: Sendable {
     private mutating func packGroup(_ root: Int) {
         if groupPacked[root] { return }
         groupPacked[root] = true
+        if !groupMinorsReady { prepareGroupMinors() }
         for cursor in Int(groupStart[root])..<Int(groupStart[root + 1]) {
             packSlot(Int(groupPositions[cursor]), at: cursor)
         }
+    }
+
+    /// Sizes `groupMinors` (one record per incoming object instruction) and `groupCursor` for
+    /// this merge, the first time a group is packed: a merge whose tight loops never run
+    /// (large groups of field updates, or schema instructions) allocates neither.
+    private mutating func prepareGroupMinors() {
+        let incomingCount = arena.count - arena.localCount
+        arena.groupMinors.removeAll(keepingCapacity: true)
+        arena.groupMinors.append(contentsOf: repeatElement(
+            GroupMinor(node: -1, field: 0, rank: 0, kind: 0, flags: 0),
+            count: groupPositions.count))
+        arena.groupCursor.removeAll(keepingCapacity: true)
+        arena.groupCursor.append(contentsOf: repeatElement(-1, count: incomingCount))
+        groupMinorsReady = true
     }
 
     /// Packs incoming `slot` at `cursor` of `groupMinors` and flags it, so `discard` mirrors it.
