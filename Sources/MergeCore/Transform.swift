@@ -66,8 +66,16 @@
 //! (`mergeUpdateRun`, `mergeListRun`) filter a group's minors from 16-byte records laid out in
 //! group order (`TransformArena.groupMinors`: node, field, rank, kind, flags), not from five
 //! arena columns at scattered slots. Groups below the field-run threshold are packed while
-//! they are bucketed; larger ones the first time a list major walks them. `discard` keeps a
-//! packed record's alive bit equal to the arena's.
+//! they are bucketed (unless the local side is small); others the first time a tight loop
+//! walks them. `discard` keeps a packed record's alive bit equal to the arena's.
+//!
+//! Dense integer keys skip the hash table: once the incoming side is scanned, the table of
+//! the first incoming object gets a direct map over its integer keys near that object's key
+//! (`ObjectNodeTable.dense`, exact for every key in its window, updated by every insert),
+//! and its keys beyond the window a bitmap whose clear bit proves "no node"
+//! (`denseOutside`). A history instruction on such a key is classified with one 4-byte load.
+//! A merge holds its two sides as they are (`MergeSides`): the history array is shared, not
+//! copied changeset by changeset.
 //!
 //! ## Cost in practice
 //!
@@ -79,7 +87,7 @@
 //! (which client and server must agree on, whatever their batching) avoids the product.
 //! A server integrating uploads that all start from one old base scans the whole window for
 //! each upload, so its cost grows with the window, not with the upload (24 bytes and one probe
-//! per history instruction with scan columns).
+//! or one dense-map load per history instruction with scan columns).
 //!
 //! Hot objects of field updates do not pay the product. In a group with at least
 //! `fieldRunsGroupCountMin` incoming instructions (and no incoming schema instruction), a
@@ -446,8 +454,8 @@ public struct Transformer: Sendable {
     /// objects the incoming side touches (and their link targets). Local instructions on
     /// other objects cannot meet any incoming instruction in a rule that does something, so
     /// unless the incoming side erases a column they are skipped without entering the arena:
-    /// the scan of a long local history then costs one hash and one probe of a small table
-    /// per instruction.
+    /// the scan of a long local history then costs one dense-map load, or one hash and one
+    /// probe of a small table, per instruction.
     private mutating func scan(localFileIdent: UInt64) throws(MergeError) -> Bool {
         var instructionCount = 0
         var incomingCount = 0
