@@ -451,10 +451,11 @@ struct ObjectNodeTable: Sendable {
     var hashes: ContiguousArray<UInt64> = []
     var parent: ContiguousArray<Int32> = []
     var size: ContiguousArray<Int32> = []
-    /// A direct map for one table's integer keys in `denseMin ..< denseMin + dense.count`:
-    /// the node, or -1 when the key has none (`buildDenseIndex`). Inside that range it is
-    /// exact (every insert updates it), so `classify` reads one 4-byte entry instead of
-    /// hashing and probing. Keys outside the range, and other tables, take the probe.
+    /// A direct map for one table's integer keys in `denseMin ..< denseMin + dense.count`
+    /// (keys with the sign bit flipped, so the range follows signed order): the node, or -1
+    /// when the key has none (`buildDenseIndex`). Inside that range it is exact (every insert
+    /// updates it), so `classify` reads one 4-byte entry instead of hashing and probing. That
+    /// table's keys outside the range check `denseOutside` before probing; other tables probe.
     var dense: ContiguousArray<Int32> = []
     var denseTable: TableID = 0
     var denseMin: UInt64 = 0
@@ -662,7 +663,7 @@ struct ObjectNodeTable: Sendable {
     /// `LocalScanBatch.untouched` (an object the incoming side does not touch), or
     /// `LocalScanBatch.general` (a schema instruction, a link payload or a non-integer key:
     /// the caller takes `relevantNode`).
-    /// - Complexity: O(instructions), one probe each.
+    /// - Complexity: O(instructions), one dense-map load, bitmap test or probe each.
     func classify(column: ContiguousArray<ScanEntry>, into batch: inout LocalScanBatch) {
         batch.resize(column.count)
         classify(column, count: column.count, into: &batch.node)
