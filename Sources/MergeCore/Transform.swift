@@ -476,8 +476,8 @@ public struct Transformer: Sendable {
         changesetFirstSlot.removeAll(keepingCapacity: true)
         for side in [changesets.local, changesets.incoming] {
             for index in side.indices {
-                let (timestamp, fileIdent) = (side[index].originTimestamp,
-                                              side[index].originFileIdent)
+                let timestamp = side[index].originTimestamp
+                let fileIdent = side[index].originFileIdent
                 precondition(fileIdent != 0 || localFileIdent != 0,
                              "a local-origin changeset (originFileIdent 0) needs a localFileIdent")
                 discriminantTime.append(timestamp)
@@ -734,29 +734,30 @@ public struct Transformer: Sendable {
         let (roots, packNowByRoot, ranks) = (nodeRoot, groupPacked, changesetRank)
         let totalCount = arena.count
         arena.flags.withUnsafeMutableBufferPointer { flags in
-        arena.groupMinors.withUnsafeMutableBufferPointer { minors in
-        arena.groupCursor.withUnsafeMutableBufferPointer { cursors in
-        groupPositions.withUnsafeMutableBufferPointer { positions in
-        groupStart.withUnsafeMutableBufferPointer { starts in
-            for position in localCount..<totalCount {
-                let node = nodes[position]
-                if node < 0 { continue }
-                let root = Int(roots[Int(node)])
-                let cursor = Int(starts[root])
-                positions[cursor] = Int32(position)
-                starts[root] += 1
-                if !packNowByRoot[root] { continue }
-                // `packSlot`, inline.
-                flags[position] |= TransformArena.packed
-                cursors[position - localCount] = Int32(cursor)
-                minors[cursor] = GroupMinor(
-                    node: node, field: fields[position], rank: ranks[Int(owners[position])],
-                    kind: kinds[position], flags: flags[position])
+            arena.groupMinors.withUnsafeMutableBufferPointer { minors in
+                arena.groupCursor.withUnsafeMutableBufferPointer { cursors in
+                    groupPositions.withUnsafeMutableBufferPointer { positions in
+                        groupStart.withUnsafeMutableBufferPointer { starts in
+                            for position in localCount..<totalCount {
+                                let node = nodes[position]
+                                if node < 0 { continue }
+                                let root = Int(roots[Int(node)])
+                                let cursor = Int(starts[root])
+                                positions[cursor] = Int32(position)
+                                starts[root] += 1
+                                if !packNowByRoot[root] { continue }
+                                // `packSlot`, inline.
+                                flags[position] |= TransformArena.packed
+                                cursors[position - localCount] = Int32(cursor)
+                                minors[cursor] = GroupMinor(
+                                    node: node, field: fields[position],
+                                    rank: ranks[Int(owners[position])], kind: kinds[position],
+                                    flags: flags[position])
+                            }
+                        }
+                    }
+                }
             }
-        }
-        }
-        }
-        }
         }
         // Shift back: groupStart[root] now holds the end of root's bucket.
         var root = nodeCount

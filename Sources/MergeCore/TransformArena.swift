@@ -130,30 +130,32 @@ struct TransformArena: Sendable {
         let chosen = selected ?? []
         let identity = selected == nil
         entries.withUnsafeBufferPointer { entries in
-        nodes.withUnsafeBufferPointer { nodes in
-        chosen.withUnsafeBufferPointer { chosen in
-        kind.withUnsafeMutableBufferPointer { kind in
-        flags.withUnsafeMutableBufferPointer { flags in
-        node.withUnsafeMutableBufferPointer { node in
-        field.withUnsafeMutableBufferPointer { field in
-        position.withUnsafeMutableBufferPointer { position in
-            for offset in 0..<count {
-                let at = identity ? offset : Int(chosen[offset])
-                let entry = entries[base + at]
-                precondition(entry.fillsSlot, "appendEntries needs slots without list indices")
-                kind[start + offset] = entry.kind
-                flags[start + offset] = entry.flags
-                node[start + offset] = nodes[base + at]
-                field[start + offset] = entry.field
-                position[start + offset] = UInt32(at)
+            nodes.withUnsafeBufferPointer { nodes in
+                chosen.withUnsafeBufferPointer { chosen in
+                    kind.withUnsafeMutableBufferPointer { kind in
+                        flags.withUnsafeMutableBufferPointer { flags in
+                            node.withUnsafeMutableBufferPointer { node in
+                                field.withUnsafeMutableBufferPointer { field in
+                                    position.withUnsafeMutableBufferPointer { position in
+                                        for offset in 0..<count {
+                                            let at = identity ? offset : Int(chosen[offset])
+                                            let entry = entries[base + at]
+                                            precondition(
+                                                entry.fillsSlot,
+                                                "appendEntries needs slots without list indices")
+                                            kind[start + offset] = entry.kind
+                                            flags[start + offset] = entry.flags
+                                            node[start + offset] = nodes[base + at]
+                                            field[start + offset] = entry.field
+                                            position[start + offset] = UInt32(at)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
             }
-        }
-        }
-        }
-        }
-        }
-        }
-        }
         }
     }
 
@@ -681,32 +683,33 @@ struct ObjectNodeTable: Sendable {
         _ entries: ContiguousArray<ScanEntry>, count: Int, into nodes: inout ContiguousArray<Int32>
     ) {
         entries.withUnsafeBufferPointer { entries in
-        dense.withUnsafeBufferPointer { dense in
-            nodes.withUnsafeMutableBufferPointer { nodes in
-                for position in 0..<count {
-                    let entry = entries[position]
-                    if entry.isGeneral {
-                        nodes[position] = LocalScanBatch.general
-                        continue
-                    }
-                    if denseActive && entry.table == denseTable {
-                        if let offset = denseOffset(intKey: entry.key, table: entry.table) {
-                            let node = dense[offset]
-                            nodes[position] = node >= 0 ? node : LocalScanBatch.untouched
+            dense.withUnsafeBufferPointer { dense in
+                nodes.withUnsafeMutableBufferPointer { nodes in
+                    for position in 0..<count {
+                        let entry = entries[position]
+                        if entry.isGeneral {
+                            nodes[position] = LocalScanBatch.general
                             continue
                         }
-                        if !mayHaveNodeOutside(entry.key) {
-                            nodes[position] = LocalScanBatch.untouched
-                            continue
+                        if denseActive && entry.table == denseTable {
+                            if let offset = denseOffset(intKey: entry.key, table: entry.table) {
+                                let node = dense[offset]
+                                nodes[position] = node >= 0 ? node : LocalScanBatch.untouched
+                                continue
+                            }
+                            if !mayHaveNodeOutside(entry.key) {
+                                nodes[position] = LocalScanBatch.untouched
+                                continue
+                            }
                         }
+                        let hash = stableObjectHash(table: entry.table,
+                                                    keyHash: stableIntKeyHash(entry.key))
+                        let (index, found) = probeIntKey(entry.key, table: entry.table, hash: hash)
+                        nodes[position] = found
+                            ? Int32(slots[index].node) : LocalScanBatch.untouched
                     }
-                    let hash = stableObjectHash(table: entry.table,
-                                                keyHash: stableIntKeyHash(entry.key))
-                    let (index, found) = probeIntKey(entry.key, table: entry.table, hash: hash)
-                    nodes[position] = found ? Int32(slots[index].node) : LocalScanBatch.untouched
                 }
             }
-        }
         }
     }
 
