@@ -154,7 +154,6 @@ struct MergeSides: Sendable {
     var incoming: ContiguousArray<Changeset> = []
 
     var count: Int { local.count + incoming.count }
-    var indices: Range<Int> { 0..<count }
 
     subscript(index: Int) -> Changeset {
         _read {
@@ -513,8 +512,8 @@ public struct Transformer: Sendable {
             for position in instructions.indices {
                 let entry = incomingEntries[firstEntry + position]
                 let node: Int32
-                if !entry.isGeneral && !entry.fillsSlot { fillsEverySlot = false }
                 if !entry.isGeneral {
+                    if !entry.fillsSlot { fillsEverySlot = false }
                     node = nodes.node(intKey: entry.key, table: entry.table)
                     if filterFields {
                         touched.record(node: node, field: entry.field,

@@ -967,14 +967,10 @@ struct ScanEntry: Sendable, Hashable {
             && kind != Kind.arrayUpdate
     }
 
-    init(key: UInt64, table: UInt32, field: UInt32, kind: UInt8, flags: UInt8) {
-        self.key = key
-        self.table = table
-        self.field = field
-        self.kind = kind
-        self.flags = flags
-    }
+}
 
+// In an extension, so the struct keeps its memberwise `init(key:table:field:kind:flags:)`.
+extension ScanEntry {
     /// The entry of `instructions[position]`, matched in place.
     @inline(__always)
     init(_ instructions: ContiguousArray<Instruction>, at position: Int) {
