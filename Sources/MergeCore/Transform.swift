@@ -84,7 +84,11 @@
 //! the same few lists) is quadratic in the edits per list, as in the reference; a tight loop
 //! over raw buffers (`TransformArena.mergeListRun`) keeps ArrayInsert/ArrayErase pairs at a
 //! few nanoseconds each, but no index-based transform that stays equal to the pairwise grid
-//! (which client and server must agree on, whatever their batching) avoids the product.
+//! (which client and server must agree on, whatever their batching) avoids the product for
+//! edits at random positions. Edits that come in runs (a typing cursor) do: a list group of
+//! at least 64 incoming instructions is cut into blocks, and a local list instruction passes a
+//! whole block in O(1) when the block's summary proves that every minor in it lies above it
+//! or below it (`Transform+ListBlocks.swift`); the result is still the grid's, bit for bit.
 //! A server integrating uploads that all start from one old base scans the whole window for
 //! each upload, so its cost grows with the window, not with the upload (24 bytes and one probe
 //! or one dense-map load per history instruction with scan columns).
@@ -252,6 +256,15 @@ public struct Transformer: Sendable {
     var fieldRunsEnabled = true
     /// Groups with fewer incoming instructions take the pairwise walk (cheaper when small).
     var fieldRunsGroupCountMin = 32
+    /// How list groups are cut into blocks that the list loop can pass whole
+    /// (`Transform+ListBlocks.swift`).
+    var listBlockSettings = ListBlockSettings()
+    /// Per group root: its blocks in `arena.listBlocks` as `lower ..< upper`; lower is -1
+    /// before the group is cut, -2 when it walks every pair.
+    var groupBlockLower: ContiguousArray<Int32> = []
+    var groupBlockUpper: ContiguousArray<Int32> = []
+    /// The roots that have blocks (settled before the write-back).
+    var blockedGroups: ContiguousArray<Int32> = []
 
     /// A clock for `phaseTimes` (nanoseconds from any fixed origin, e.g. process CPU time);
     /// nil, the default, reads no clock. MergeCore itself never reads one: the host decides.
@@ -368,6 +381,9 @@ public struct Transformer: Sendable {
         fieldRuns.built = false
         for major in 0..<localCount where arena.isAlive(major) {
             if fallbackAllPairs || arena.node[major] < 0 {
+                // A local schema instruction meets list minors only in no-op rules (an
+                // EraseColumn makes the whole merge all-pairs, and then no group has list
+                // blocks), so the shifts the blocks owe can stay pending.
                 var minor = localCount
                 while minor < totalCount {
                     if arena.isAlive(minor) { try mergePair(major, minor) }
@@ -380,6 +396,7 @@ public struct Transformer: Sendable {
         }
         let walkEnd = clock?() ?? 0
         phaseTimes.walkNs &+= walkEnd &- indexEnd
+        settleAllListBlocks()
         if localEdits != nil {
             recordLocalEdits(&localEdits!)
             writeBack(changesetsFrom: localChangesetCount)
@@ -400,14 +417,17 @@ public struct Transformer: Sendable {
         var schemaIndex = 0
         let schemaEnd = schemaPositions.count
         let majorKind = arena.kind[major]
+        let listFastPath = schemaEnd == 0
+            && (majorKind == Kind.arrayInsert || majorKind == Kind.arrayErase)
+        // Any other rule reads the minors as they are: settle the shifts the list loop owes.
+        if !listFastPath && groupBlockLower[root] >= 0 { settleListBlocks(root) }
         if fieldRunsApply(kind: majorKind, groupCount: groupEnd - groupIndex) {
             try mergeWithFieldRuns(major)
             return
         }
-        let listFastPath = schemaEnd == 0
-            && (majorKind == Kind.arrayInsert || majorKind == Kind.arrayErase)
         let updateFastPath = schemaEnd == 0 && majorKind == Kind.update
         if updateFastPath || listFastPath { packGroup(root) }
+        let blocks = listFastPath ? listBlocks(root) : 0..<0
         while groupIndex < groupEnd || schemaIndex < schemaEnd {
             if updateFastPath {
                 // Runs of field instructions go through a tight loop (Update vs Update LWW);
@@ -422,7 +442,7 @@ public struct Transformer: Sendable {
                 // it stops at the first minor it does not handle, which the generic path takes.
                 let outcome = arena.mergeListRun(
                     major: major, minors: groupPositions, from: groupIndex, to: groupEnd,
-                    ranks: changesetRank)
+                    ranks: changesetRank, blocks: blocks)
                 if let mismatch = outcome.mismatch { throw mismatch }
                 groupIndex = outcome.stoppedAt
                 if !arena.isAlive(major) || groupIndex >= groupEnd { return }
@@ -726,6 +746,12 @@ public struct Transformer: Sendable {
             groupPacked.append(packed)
             anyPackedNow = anyPackedNow || packed
         }
+        groupBlockLower.removeAll(keepingCapacity: true)
+        groupBlockLower.append(contentsOf: repeatElement(-1, count: nodeCount))
+        groupBlockUpper.removeAll(keepingCapacity: true)
+        groupBlockUpper.append(contentsOf: repeatElement(-1, count: nodeCount))
+        blockedGroups.removeAll(keepingCapacity: true)
+        arena.listBlocks.removeAll(keepingCapacity: true)
         if anyPackedNow { prepareGroupMinors() }
         // Fill using a cursor per root; groupStart[root] is advanced and restored afterwards.
         // Raw buffers: this pass touches every incoming slot, five writes each when packed.
@@ -804,6 +830,40 @@ public struct Transformer: Sendable {
             node: arena.node[slot], field: arena.field[slot],
             rank: changesetRank[Int(arena.changeset[slot])], kind: arena.kind[slot],
             flags: arena.flags[slot])
+    }
+
+    /// Group `root`'s list blocks (`Transform+ListBlocks.swift`), cut the first time a list
+    /// major walks the group (which must be packed); empty when it walks every pair.
+    private mutating func listBlocks(_ root: Int) -> Range<Int> {
+        if groupBlockLower[root] == -1 {
+            let start = Int(groupStart[root])
+            let end = Int(groupStart[root + 1])
+            let settings = listBlockSettings
+            if settings.enabled && end - start >= settings.groupCountMin,
+                let range = arena.appendListBlocks(minors: groupPositions, from: start, to: end,
+                                                   settings: settings)
+            {
+                groupBlockLower[root] = Int32(range.lowerBound)
+                groupBlockUpper[root] = Int32(range.upperBound)
+                blockedGroups.append(Int32(root))
+            } else {
+                groupBlockLower[root] = -2
+            }
+        }
+        let lower = Int(groupBlockLower[root])
+        return lower < 0 ? 0..<0 : lower..<Int(groupBlockUpper[root])
+    }
+
+    /// Applies the shifts group `root`'s list blocks owe their minors, before another rule
+    /// meets them.
+    private mutating func settleListBlocks(_ root: Int) {
+        let range = Int(groupBlockLower[root])..<Int(groupBlockUpper[root])
+        arena.settleListBlocks(range, minors: groupPositions)
+    }
+
+    /// `settleListBlocks` for every group with blocks, before the write-back.
+    private mutating func settleAllListBlocks() {
+        for root in blockedGroups { settleListBlocks(Int(root)) }
     }
 
     // MARK: - Write back

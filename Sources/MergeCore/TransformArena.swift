@@ -50,6 +50,11 @@ struct TransformArena: Sendable {
     var groupMinors: ContiguousArray<GroupMinor> = []
     /// `groupCursor[slot - localCount]`: a packed incoming slot's index in `groupMinors`.
     var groupCursor: ContiguousArray<Int32> = []
+    /// Blocks of the list groups' minors, for the list loop's skipping
+    /// (`Transform+ListBlocks.swift`); cut per merge, group by group.
+    var listBlocks: ContiguousArray<ListBlock> = []
+    /// How many times a list major passed a whole block (a statistic for tests; never reset).
+    var listBlocksPassed = 0
 
     var count: Int { kind.count }
 
@@ -247,120 +252,6 @@ struct TransformArena: Sendable {
         priorSize.append(size)
         changeset.append(UInt32(truncatingIfNeeded: changesetIndex))
         position.append(UInt32(truncatingIfNeeded: offset))
-    }
-
-    /// The ArrayInsert/ArrayErase rules of `Transform+Rules.swift`, for one major list
-    /// instruction against the incoming slots `minors[from ..< to]` (one conflict group, in
-    /// order), over raw buffers: the hot loop of a contested list. Minors on other objects or
-    /// other fields are skipped; the loop stops at an EraseObject of the major's object, at
-    /// the first alive minor on the same list that is not an ArrayInsert or ArrayErase, or
-    /// when the major is discarded.
-    ///
-    /// The rules are the same as `insertVersusInsert`, `insertVersusErase` and
-    /// `eraseVersusErase` (the exhaustive tests cover both paths).
-    /// - Returns: the position to continue from, and a prior-size mismatch if one was found.
-    /// - Complexity: O(to − from).
-    mutating func mergeListRun(
-        major: Int, minors: ContiguousArray<Int32>, from: Int, to: Int,
-        ranks: ContiguousArray<UInt32>
-    ) -> (stoppedAt: Int, mismatch: MergeError?) {
-        precondition(major < localCount, "major slot must be local")
-        precondition(from <= to && to <= minors.count && to <= groupMinors.count,
-                     "minor range out of bounds")
-        let majorNode = node[major]
-        let majorField = field[major]
-        let majorIsInsert = kind[major] == Kind.arrayInsert
-        let majorRank = ranks[Int(changeset[major])]
-        var majorIndex = index[major]
-        var majorSize = priorSize[major]
-        var majorAlive = true
-        var stoppedAt = to
-        var mismatch: MergeError?
-        groupMinors.withUnsafeMutableBufferPointer { packed in
-            flags.withUnsafeMutableBufferPointer { flags in
-                index.withUnsafeMutableBufferPointer { indices in
-                    priorSize.withUnsafeMutableBufferPointer { sizes in
-                        var cursor = from
-                        while cursor < to {
-                            let record = packed[cursor]
-                            if record.flags & Self.alive == 0 || record.node != majorNode {
-                                cursor += 1
-                                continue
-                            }
-                            let minorKind = record.kind
-                            if record.field != majorField {
-                                // Other fields commute; EraseObject is left to the generic rules.
-                                if minorKind == Kind.eraseObject { break }
-                                cursor += 1
-                                continue
-                            }
-                            let minorIsInsert = minorKind == Kind.arrayInsert
-                            guard minorIsInsert || minorKind == Kind.arrayErase else { break }
-                            let minor = Int(minors[cursor])
-                            let minorSize = sizes[minor]
-                            guard minorSize == majorSize else {
-                                mismatch = .priorSizeMismatch(priorSizeIncoming: minorSize,
-                                                              priorSizeLocal: majorSize)
-                                break
-                            }
-                            let minorIndex = indices[minor]
-                            flags[minor] |= Self.dirty
-                            if majorIsInsert && minorIsInsert {
-                                let minorWins = record.rank > majorRank
-                                if majorIndex < minorIndex
-                                    || (majorIndex == minorIndex && minorWins)
-                                {
-                                    indices[minor] = minorIndex + 1
-                                } else {
-                                    majorIndex += 1
-                                }
-                                majorSize += 1
-                                sizes[minor] = minorSize + 1
-                            } else if majorIsInsert {
-                                if majorIndex <= minorIndex {
-                                    indices[minor] = minorIndex + 1
-                                } else {
-                                    majorIndex -= 1
-                                }
-                                majorSize -= 1
-                                sizes[minor] = minorSize + 1
-                            } else if minorIsInsert {
-                                if minorIndex <= majorIndex {
-                                    majorIndex += 1
-                                } else {
-                                    indices[minor] = minorIndex - 1
-                                }
-                                majorSize += 1
-                                sizes[minor] = minorSize - 1
-                            } else if majorIndex == minorIndex {
-                                flags[minor] &= ~Self.alive
-                                packed[cursor].flags &= ~Self.alive
-                                majorAlive = false
-                                cursor += 1
-                                break
-                            } else {
-                                if majorIndex < minorIndex {
-                                    indices[minor] = minorIndex - 1
-                                } else {
-                                    majorIndex -= 1
-                                }
-                                majorSize -= 1
-                                sizes[minor] = minorSize - 1
-                            }
-                            cursor += 1
-                        }
-                        stoppedAt = cursor
-                    }
-                }
-            }
-        }
-        if majorIndex != index[major] || majorSize != priorSize[major] {
-            index[major] = majorIndex
-            priorSize[major] = majorSize
-            flags[major] |= Self.dirty
-        }
-        if !majorAlive { flags[major] &= ~Self.alive }
-        return (stoppedAt, mismatch)
     }
 
     /// The Update vs Update rule of `Transform+Rules.swift` (`mergeUpdates`) for one major

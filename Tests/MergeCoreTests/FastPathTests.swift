@@ -98,31 +98,41 @@ func runFastPathSeed(_ seed: UInt64, mix: EditMix) -> String? {
         let incoming = try randomSide(base: base, random: random, mix: mix,
                                       fileIdent: 2 + random.uniformInt(below: 2), tag: 2)
         var (pairwise, fast) = pairwiseAndFastTransformers()
-        let expected = mergeResult(&pairwise, incoming: incoming, local: local)
-        let actual = mergeResult(&fast, incoming: incoming, local: local)
-        guard expected == actual else {
-            return "fast path differs from pairwise\nlocal: \(local)\nincoming: \(incoming)\n"
-                + "pairwise: \(expected)\nfast: \(actual)"
-        }
-        // Reuse: a second merge on the same (warm) transformers must agree too.
-        let again = mergeResult(&fast, incoming: incoming, local: local)
-        guard again == expected else { return "a reused transformer disagrees" }
-        // The sparse-edits form of the local side, applied, is the rewritten local side.
-        let viaEdits = mergeResultViaEdits(&fast, incoming: incoming, local: local)
-        guard viaEdits == expected else {
-            return "local edits differ from the rewritten local side\nexpected: \(expected)\n"
-                + "via edits: \(viaEdits)"
-        }
-        if case .merged = actual {
-            switch mergeTwoWays(base: base, local: local, incoming: incoming) {
-            case .converged: break
-            case .diverged: return "fast path result diverges"
-            case .applyFailed(let message): return "apply failed: \(message)"
-            case .mergeFailed(let error): return "merge failed: \(error)"
-            }
-        }
+        return compareMerges(reference: &pairwise, actual: &fast, base: base, local: local,
+                             incoming: incoming, checkConvergence: true)
     } catch {
         return "generator error: \(error)"
+    }
+}
+
+/// Merges `incoming` with `local` through `reference` and through `actual`, which must give
+/// the same result; `actual` again (warm buffers) and in its local-edits form must too. With
+/// `checkConvergence`, a successful merge must also converge from `base` both ways.
+/// Returns a failure description or nil.
+func compareMerges(reference: inout Transformer, actual: inout Transformer, base: Replica,
+                   local: [Changeset], incoming: [Changeset], checkConvergence: Bool) -> String? {
+    let expected = mergeResult(&reference, incoming: incoming, local: local)
+    let result = mergeResult(&actual, incoming: incoming, local: local)
+    guard expected == result else {
+        return "the fast path differs from the reference\nlocal: \(local)\n"
+            + "incoming: \(incoming)\nreference: \(expected)\nfast: \(result)"
+    }
+    // Reuse: a second merge on the same (warm) transformer must agree too.
+    let again = mergeResult(&actual, incoming: incoming, local: local)
+    guard again == expected else { return "a reused transformer disagrees" }
+    // The sparse-edits form of the local side, applied, is the rewritten local side.
+    let viaEdits = mergeResultViaEdits(&actual, incoming: incoming, local: local)
+    guard viaEdits == expected else {
+        return "local edits differ from the rewritten local side\nexpected: \(expected)\n"
+            + "via edits: \(viaEdits)"
+    }
+    if checkConvergence, case .merged = result {
+        switch mergeTwoWays(base: base, local: local, incoming: incoming) {
+        case .converged: break
+        case .diverged: return "the merge result diverges"
+        case .applyFailed(let message): return "apply failed: \(message)"
+        case .mergeFailed(let error): return "merge failed: \(error)"
+        }
     }
     return nil
 }
@@ -184,64 +194,75 @@ struct FastPathTests {
     }
 }
 
-/// Integrates four clients' sides one after another the way a server does, twice: with the
-/// pairwise transformer and `merge(incoming:local:)` over a history without scan columns, and
-/// with the fast transformer and `merge(incoming:local:localEdits:)`, whose outputs carry scan
-/// columns that the later merges read. Every merge must give the same incoming changesets and,
-/// once the edits are applied, the same reciprocal history (or the same error).
+/// Integrates four clients' sides (`makeSide(client)`) one after another the way a server
+/// does, twice: with `reference` and `merge(incoming:local:)` over a history without scan
+/// columns, and with `actual` and `merge(incoming:local:localEdits:)`, whose outputs carry
+/// scan columns that the later merges read. Every merge must give the same incoming
+/// changesets and, once the edits are applied, the same reciprocal history (or the same
+/// error). Returns a failure description or nil.
+func compareServerHistories(
+    reference: inout Transformer, actual: inout Transformer,
+    makeSide: (_ client: Int) throws -> [Changeset]
+) rethrows -> String? {
+    var referenceHistory = ContiguousArray<Changeset>()
+    var history = ContiguousArray<Changeset>()
+    for client in 0..<4 {
+        let side = try makeSide(client)
+        var expectedIncoming = ContiguousArray(side)
+        var expectedLocal = referenceHistory
+        var incoming = ContiguousArray(side)
+        var edits = LocalEdits()
+        var expectedError: MergeError?
+        var actualError: MergeError?
+        do throws(MergeError) {
+            try reference.merge(incoming: &expectedIncoming, local: &expectedLocal,
+                                localFileIdent: 1)
+        } catch { expectedError = error }
+        do throws(MergeError) {
+            try actual.merge(incoming: &incoming, local: history, localEdits: &edits,
+                             localFileIdent: 1)
+        } catch { actualError = error }
+        guard expectedError == actualError else {
+            return "client \(client): errors differ: \(String(describing: expectedError)) "
+                + "vs \(String(describing: actualError))"
+        }
+        if expectedError != nil { return nil }
+        guard Array(incoming) == Array(expectedIncoming) else {
+            return "client \(client): incoming differs\nexpected: \(expectedIncoming)\n"
+                + "actual: \(incoming)"
+        }
+        var reciprocal = history
+        edits.apply(to: &reciprocal)
+        guard Array(reciprocal) == Array(expectedLocal) else {
+            return "client \(client): reciprocal history differs"
+        }
+        for changeset in incoming {
+            guard changeset.scanColumn == ScanEntry.column(of: changeset.instructions) else {
+                return "client \(client): an output changeset lacks its scan column"
+            }
+        }
+        history.append(contentsOf: incoming)
+        for var changeset in expectedIncoming {
+            changeset.scanColumn = nil
+            referenceHistory.append(changeset)
+        }
+    }
+    return nil
+}
+
+/// `compareServerHistories` of the pairwise and the fast transformer, over `randomSide`s.
 func runServerHistorySeed(_ seed: UInt64, mix: EditMix) -> String? {
     let random = RandomStream(seed: seed, id: StreamID(domain: 0x5343_4F4C))
     do {
         let base = try schemaAndObjects(mix)
         var (pairwise, fast) = pairwiseAndFastTransformers()
-        var referenceHistory = ContiguousArray<Changeset>()
-        var history = ContiguousArray<Changeset>()
-        for client in 0..<4 {
-            let side = try randomSide(base: base, random: random, mix: mix,
-                                      fileIdent: UInt64(2 + client), tag: Int64(client + 1))
-            var expectedIncoming = ContiguousArray(side)
-            var expectedLocal = referenceHistory
-            var incoming = ContiguousArray(side)
-            var edits = LocalEdits()
-            var expectedError: MergeError?
-            var actualError: MergeError?
-            do throws(MergeError) {
-                try pairwise.merge(incoming: &expectedIncoming, local: &expectedLocal,
-                                   localFileIdent: 1)
-            } catch { expectedError = error }
-            do throws(MergeError) {
-                try fast.merge(incoming: &incoming, local: history, localEdits: &edits,
-                               localFileIdent: 1)
-            } catch { actualError = error }
-            guard expectedError == actualError else {
-                return "client \(client): errors differ: \(String(describing: expectedError)) "
-                    + "vs \(String(describing: actualError))"
-            }
-            if expectedError != nil { return nil }
-            guard Array(incoming) == Array(expectedIncoming) else {
-                return "client \(client): incoming differs\nexpected: \(expectedIncoming)\n"
-                    + "actual: \(incoming)"
-            }
-            var reciprocal = history
-            edits.apply(to: &reciprocal)
-            guard Array(reciprocal) == Array(expectedLocal) else {
-                return "client \(client): reciprocal history differs"
-            }
-            for changeset in incoming {
-                guard changeset.scanColumn == ScanEntry.column(of: changeset.instructions) else {
-                    return "client \(client): an output changeset lacks its scan column"
-                }
-            }
-            history.append(contentsOf: incoming)
-            for var changeset in expectedIncoming {
-                changeset.scanColumn = nil
-                referenceHistory.append(changeset)
-            }
+        return try compareServerHistories(reference: &pairwise, actual: &fast) { client in
+            try randomSide(base: base, random: random, mix: mix,
+                           fileIdent: UInt64(2 + client), tag: Int64(client + 1))
         }
     } catch {
         return "generator error: \(error)"
     }
-    return nil
 }
 
 @Suite("A server history with scan columns and local edits")

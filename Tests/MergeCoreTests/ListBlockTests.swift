@@ -1,0 +1,228 @@
+//! Differential tests of the list loop's block skipping (`Transform+ListBlocks.swift`): over
+//! seeded typing workloads (a cursor that mostly steps, sometimes jumps, on the lists of two
+//! objects, with random edits of every kind in between: moves, list updates, clears, object
+//! erases, links that join the two objects' groups), a `Transformer` that cuts every list
+//! group into small blocks must give exactly the result of one that walks every pair: the same
+//! transformed changesets on both sides, in both merge forms, or the same error.
+
+@testable import MergeCore
+import Randomness
+import Testing
+
+enum ListBlockLimits {
+    static let changesetsPerSideMax: UInt64 = 5
+    static let editsPerChangesetMax: UInt64 = 80
+    static let initialListLength = 10
+}
+
+/// A peer typing into the list of object 0 or 1, with random edits of every kind in between.
+struct Typist {
+    var object: Int64 = 0
+    var cursor: UInt32 = 0
+    /// Out of 100: edits that are not typing.
+    var otherEditsPercent: UInt64 = 15
+    /// The other edits sometimes erase or add column `nullableInt`.
+    var schemaChanges = false
+
+    /// Makes one valid instruction for `replica`, applies it and returns it.
+    mutating func edit(_ replica: inout Replica, _ random: RandomStream,
+                       tag: Int64) throws -> Instruction {
+        if random.chance(1, outOf: 30) { object = 1 - object }
+        let target = TestSchema.object(object)
+        guard random.uniformInt(below: 100) >= otherEditsPercent,
+            let list = replica.list(of: target, field: TestSchema.list)
+        else {
+            return try randomEdit(&replica, random,
+                                  mix: EditMix(keySpace: 2, schemaChanges: schemaChanges), tag: tag)
+        }
+        let size = UInt32(list.count)
+        if random.chance(1, outOf: 15) {
+            cursor = UInt32(random.uniformInt(below: UInt64(size) + 1))
+        }
+        cursor = min(cursor, size)
+        let instruction: Instruction
+        if size == 0 || random.chance(7, outOf: 10) {
+            let value = Int64(random.uniformInt(below: 1000)) + 1000 * tag
+            instruction = .arrayInsert(object: target, field: TestSchema.list, index: cursor,
+                                       value: .int(value), priorSize: size)
+            cursor += 1
+        } else {
+            // Backspace; at the start, delete forward.
+            let index = cursor > 0 ? cursor - 1 : 0
+            if cursor > 0 { cursor -= 1 }
+            instruction = .arrayErase(object: target, field: TestSchema.list, index: index,
+                                      priorSize: size)
+        }
+        try replica.apply(instruction)
+        return instruction
+    }
+}
+
+/// The test schema with objects 0 and 1, each with a list of `initialListLength` elements;
+/// optionally without column `nullableInt`, so that a side can add it back without erasing it
+/// in the window (a local schema instruction meets every incoming one, after the list loop
+/// has run on the group).
+func typingBase(withoutNullableInt: Bool = false) throws -> Replica {
+    var base = try schemaAndObjects(EditMix(keySpace: 2))
+    var instructions = ContiguousArray<Instruction>()
+    for key in 0..<2 as Range<Int64> {
+        for index in 0..<ListBlockLimits.initialListLength {
+            instructions.append(.arrayInsert(
+                object: TestSchema.object(key), field: TestSchema.list, index: UInt32(index),
+                value: .int(Int64(index)), priorSize: UInt32(index)))
+        }
+    }
+    if withoutNullableInt {
+        instructions.append(.eraseColumn(table: TestSchema.table, field: TestSchema.nullableInt))
+    }
+    try base.apply(Changeset(version: 2, originTimestamp: 2, originFileIdent: 9,
+                             instructions: instructions))
+    return base
+}
+
+/// Changesets typed one after another on a copy of `base` by one peer.
+func typingSide(base: Replica, random: RandomStream, fileIdent: UInt64, tag: Int64,
+                otherEditsPercent: UInt64 = 15, schemaChanges: Bool = false) throws -> [Changeset] {
+    var scratch = base
+    var typist = Typist(object: Int64(random.uniformInt(below: 2)),
+                        cursor: UInt32(random.uniformInt(below: 11)),
+                        otherEditsPercent: otherEditsPercent, schemaChanges: schemaChanges)
+    var changesets: [Changeset] = []
+    let count = 1 + Int(random.uniformInt(below: ListBlockLimits.changesetsPerSideMax))
+    for _ in 0..<count {
+        var instructions = ContiguousArray<Instruction>()
+        let edits = 1 + Int(random.uniformInt(below: ListBlockLimits.editsPerChangesetMax))
+        for _ in 0..<edits { instructions.append(try typist.edit(&scratch, random, tag: tag)) }
+        // Few distinct timestamps: insert ties are decided by file ident.
+        changesets.append(Changeset(version: UInt64(changesets.count + 1),
+                                    originTimestamp: 10 + random.uniformInt(below: 8),
+                                    originFileIdent: fileIdent, instructions: instructions))
+    }
+    return changesets
+}
+
+/// Raises the prior size of one list instruction of `changesets` by 1 or 2 (a malformed
+/// upload: the pairwise walk reports a prior-size mismatch where it meets the instruction, so
+/// a block must not pass over it).
+func corruptPriorSize(_ changesets: inout [Changeset], _ random: RandomStream) {
+    var candidates: [(Int, Int)] = []
+    for (changesetIndex, changeset) in changesets.enumerated() {
+        for (position, instruction) in changeset.instructions.enumerated() {
+            switch instruction {
+            case .arrayInsert, .arrayErase: candidates.append((changesetIndex, position))
+            default: break
+            }
+        }
+    }
+    if candidates.isEmpty { return }
+    let pick = Int(random.uniformInt(below: UInt64(candidates.count)))
+    let (changesetIndex, position) = candidates[pick]
+    let raise = UInt32(1 + random.uniformInt(below: 2))
+    switch changesets[changesetIndex].instructions[position] {
+    case let .arrayInsert(object, field, index, value, priorSize):
+        changesets[changesetIndex].instructions[position] = .arrayInsert(
+            object: object, field: field, index: index, value: value, priorSize: priorSize + raise)
+    case let .arrayErase(object, field, index, priorSize):
+        changesets[changesetIndex].instructions[position] = .arrayErase(
+            object: object, field: field, index: index, priorSize: priorSize + raise)
+    default:
+        break
+    }
+}
+
+/// Whether `changesets` no longer apply to `base` (a corrupted prior size).
+func corrupted(_ changesets: [Changeset], base: Replica) -> Bool {
+    var replica = base
+    for changeset in changesets {
+        do throws(ApplyError) { try replica.apply(changeset) } catch { return true }
+    }
+    return false
+}
+
+/// A transformer that walks every list pair, and one that cuts every list group into blocks
+/// of at most 1 to 12 minors with a straddle zone of at most 0 to 6.
+func referenceAndBlockedTransformers(_ random: RandomStream) -> (Transformer, Transformer) {
+    var reference = Transformer()
+    reference.listBlockSettings.enabled = false
+    var blocked = Transformer()
+    blocked.listBlockSettings = ListBlockSettings(
+        enabled: true, groupCountMin: 1, lengthMax: 1 + Int(random.uniformInt(below: 12)),
+        spanMax: UInt32(random.uniformInt(below: 7)), averageLengthMin: 1)
+    return (reference, blocked)
+}
+
+/// Runs one seed of a local and an incoming typing side; returns a failure or nil.
+func runListBlockSeed(_ seed: UInt64) -> String? {
+    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_4C4B))
+    do {
+        let schemaChanges = random.chance(1, outOf: 3)
+        let base = try typingBase(withoutNullableInt: schemaChanges)
+        let local = try typingSide(base: base, random: random, fileIdent: 0, tag: 1,
+                                   schemaChanges: schemaChanges)
+        var incoming = try typingSide(base: base, random: random,
+                                      fileIdent: 2 + random.uniformInt(below: 2), tag: 2)
+        if random.chance(1, outOf: 4) { corruptPriorSize(&incoming, random) }
+        var (reference, blocked) = referenceAndBlockedTransformers(random)
+        let failure = compareMerges(
+            reference: &reference, actual: &blocked, base: base, local: local,
+            incoming: incoming, checkConvergence: !corrupted(incoming, base: base))
+        return failure.map { "\($0)\n\(blocked.listBlockSettings)" }
+    } catch {
+        return "generator error: \(error)"
+    }
+}
+
+/// Four typing clients integrated in turn, as a server does, by the reference and by the
+/// blocked transformer (`compareServerHistories`).
+func runListBlockServerSeed(_ seed: UInt64) -> String? {
+    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_5356))
+    do {
+        let base = try typingBase()
+        var (reference, blocked) = referenceAndBlockedTransformers(random)
+        let failure = try compareServerHistories(reference: &reference, actual: &blocked) {
+            client in
+            try typingSide(base: base, random: random, fileIdent: UInt64(2 + client),
+                           tag: Int64(client + 1))
+        }
+        return failure.map { "\($0) (\(blocked.listBlockSettings))" }
+    } catch {
+        return "generator error: \(error)"
+    }
+}
+
+@Suite("List block skipping equals the pairwise walk")
+struct ListBlockTests {
+    @Test("typing sides with every kind of edit between")
+    func typingSides() {
+        recordSeedFailures(firstSeed: 1, keySpace: 2) { runListBlockSeed($0) }
+    }
+
+    @Test("four typing clients integrated in turn, with local edits")
+    func serverHistory() {
+        recordSeedFailures(firstSeed: 1, keySpace: 2) { runListBlockServerSeed($0) }
+    }
+
+    @Test("the default settings pass whole blocks of a long typing run")
+    func defaultSettingsPass() throws {
+        let random = RandomStream(seed: 5, id: StreamID(domain: 0x4C42_4446))
+        let base = try typingBase()
+        var passedTotal = 0
+        for round in 0..<20 {
+            let local = try typingSide(base: base, random: random, fileIdent: 0, tag: 1,
+                                       otherEditsPercent: 0)
+            let incoming = try typingSide(base: base, random: random, fileIdent: 2, tag: 2,
+                                          otherEditsPercent: 0)
+            var reference = Transformer()
+            reference.listBlockSettings.enabled = false
+            var blocked = Transformer()
+            let expected = mergeResult(&reference, incoming: incoming, local: local)
+            let actual = mergeResult(&blocked, incoming: incoming, local: local)
+            #expect(expected == actual, "round \(round)")
+            #expect(reference.arena.listBlocksPassed == 0)
+            passedTotal += blocked.arena.listBlocksPassed
+        }
+        // Sides of up to 400 typed edits: groups of 64 or more are cut, and their typing runs
+        // lie wholly above or below most local edits.
+        #expect(passedTotal > 1000, "passed \(passedTotal) blocks")
+    }
+}
