@@ -33,6 +33,72 @@
 //! (`settle`) before anything reads them pair by pair, that is before the walk, before any
 //! other rule meets the group (`Transformer.settleListBlocks`) and before the write-back.
 //! A walked block's summary is recomputed the next time it is tried.
+//!
+//! The local side types in runs too. A run of consecutive local ArrayInsert/ArrayErase slots
+//! on one list (`Transformer.majorRun`, cut by the same zone rule) is summarised the same way
+//! (`ListRunSummary`: min index xₖ, max (xₖ − qₖ) for the run's own prefix deltas qₖ, net
+//! delta, first prior size) and passes a block in O(1) when the block lies above every major
+//! (min iⱼ > max (xₖ − qₖ): each major, shifted by the majors before it, still lies below the
+//! block's lowest minor) or below every major (max (iⱼ − pⱼ) < min xₖ), the prior sizes of
+//! both runs chaining from equal first sizes. A block the run cannot pass is met one major
+//! at a time, and the run goes on with the next block. Grid cell (major k, block b) depends
+//! only on (k − 1, b) and (k, b − 1), so going block by block instead of major by major is
+//! one of the grid's valid orders and gives its result.
+
+/// What a run of list instructions (in order) does, as far as passing it whole goes: the
+/// list, the min index, max (index − sum of the deltas before it), the net delta and the first
+/// prior size, and whether the run is on one list with prior sizes that chain.
+struct ListRunSummary: Sendable {
+    var count: Int32 = 0
+    var node: Int32 = -1
+    var field: UInt32 = 0
+    var minIndex: UInt32 = 0
+    var firstSize: UInt32 = 0
+    var maxBelow: Int64 = 0
+    var netDelta: Int64 = 0
+    /// False once an instruction on another list, or whose prior size is not the first one's
+    /// plus the deltas before it, was added.
+    var chains = true
+
+    /// The width of the straddle zone (`minIndex ... maxBelow`) if an instruction at `index`
+    /// were added next.
+    func zoneWidth(adding index: UInt32) -> Int64 {
+        if count == 0 { return 0 }
+        return max(maxBelow, Int64(index) - netDelta) - Int64(min(minIndex, index))
+    }
+
+    mutating func add(node: Int32, field: UInt32, index: UInt32, size: UInt32,
+                      isInsert: Bool) {
+        if count == 0 {
+            self.node = node
+            self.field = field
+            minIndex = index
+            firstSize = size
+            maxBelow = Int64(index)
+        } else {
+            if node != self.node || field != self.field
+                || Int64(size) != Int64(firstSize) + netDelta
+            {
+                chains = false
+            }
+            minIndex = min(minIndex, index)
+            maxBelow = max(maxBelow, Int64(index) - netDelta)
+        }
+        netDelta += isInsert ? 1 : -1
+        count += 1
+    }
+
+    /// Every instruction's index moves by `delta` (the run lies above what it passed).
+    mutating func shiftIndices(by delta: Int64) {
+        minIndex = UInt32(truncatingIfNeeded: Int64(minIndex) + delta)
+        maxBelow += delta
+    }
+
+    /// Every instruction's prior size moves by `delta`.
+    mutating func shiftSizes(by delta: Int64) {
+        firstSize = UInt32(truncatingIfNeeded: Int64(firstSize) + delta)
+    }
+}
 
 /// A stretch of one group's packed minors (`TransformArena.groupMinors`) with what the list
 /// loop needs to pass it without visiting it.
@@ -40,8 +106,8 @@ struct ListBlock: Sendable {
     enum State: UInt8, Sendable {
         /// The summary must be recomputed (the minors are up to date).
         case stale
-        /// Every alive minor is an ArrayInsert or ArrayErase on `node`'s list `field`, and
-        /// their prior sizes chain.
+        /// Every alive minor is an ArrayInsert or ArrayErase on one list, and their prior
+        /// sizes chain.
         case uniform
         /// No alive minor.
         case empty
@@ -53,14 +119,8 @@ struct ListBlock: Sendable {
     var start: Int32
     var end: Int32
     var state = State.stale
-    var node: Int32 = -1
-    var field: UInt32 = 0
     /// Including the pending `indexOffset` and `sizeOffset`.
-    var minIndex: UInt32 = 0
-    var firstSize: UInt32 = 0
-    /// max over alive minors of index − (sum of the deltas of the alive minors before it).
-    var maxBelow: Int64 = 0
-    var netDelta: Int32 = 0
+    var summary = ListRunSummary()
     /// Shifts owed to every alive minor's index and prior size (`settle` applies them).
     var indexOffset: Int32 = 0
     var sizeOffset: Int32 = 0
@@ -68,6 +128,57 @@ struct ListBlock: Sendable {
     init(start: Int, end: Int) {
         self.start = Int32(start)
         self.end = Int32(end)
+    }
+
+    /// The minors lie above what passed them, which moved the list by `delta`.
+    mutating func shiftAbove(by delta: Int64) {
+        indexOffset += Int32(truncatingIfNeeded: delta)
+        summary.shiftIndices(by: delta)
+    }
+
+    /// What passed the minors changed the list's size by `delta`.
+    mutating func shiftSizes(by delta: Int64) {
+        sizeOffset += Int32(truncatingIfNeeded: delta)
+        summary.shiftSizes(by: delta)
+    }
+}
+
+/// A run of consecutive local list instructions on one list (majors), passed over a group's
+/// blocks together (`Transformer.mergeMajorRun`), with the shifts owed to them.
+struct ListMajorRun: Sendable {
+    var slots: Range<Int>
+    var summary = ListRunSummary()
+    var indexOffset: Int32 = 0
+    var sizeOffset: Int32 = 0
+
+    /// Passes the whole run over `block` if the two summaries prove the pairwise grid's
+    /// outcome: the block above every major (each major, shifted by the majors before it,
+    /// still below the block's lowest minor) or below every major.
+    /// - Returns: whether the block was passed.
+    mutating func pass(_ block: inout ListBlock) -> Bool {
+        switch block.state {
+        case .empty:
+            return true
+        case .uniform:
+            if block.summary.node != summary.node || block.summary.field != summary.field {
+                return true
+            }
+            guard block.summary.firstSize == summary.firstSize else { return false }
+            if Int64(block.summary.minIndex) > summary.maxBelow {
+                block.shiftAbove(by: summary.netDelta)
+            } else if block.summary.maxBelow < Int64(summary.minIndex) {
+                indexOffset += Int32(truncatingIfNeeded: block.summary.netDelta)
+                summary.shiftIndices(by: block.summary.netDelta)
+            } else {
+                return false
+            }
+            block.shiftSizes(by: summary.netDelta)
+            sizeOffset += Int32(truncatingIfNeeded: block.summary.netDelta)
+            summary.shiftSizes(by: block.summary.netDelta)
+            return true
+        case .stale, .mixed:
+            return false
+        }
     }
 }
 
@@ -194,8 +305,7 @@ struct ListRunBuffers {
 
     /// Recomputes `block`'s summary from its minors (which must be up to date).
     func summarise(_ block: inout ListBlock) {
-        var count = 0
-        var prefix: Int64 = 0
+        var summary = ListRunSummary()
         var uniform = true
         for cursor in Int(block.start)..<Int(block.end) {
             let record = packed[cursor]
@@ -206,29 +316,11 @@ struct ListRunBuffers {
                 break
             }
             let slot = Int(slots[cursor])
-            let index = indices[slot]
-            let size = sizes[slot]
-            if count == 0 {
-                block.node = record.node
-                block.field = record.field
-                block.minIndex = index
-                block.firstSize = size
-                block.maxBelow = Int64(index)
-            } else {
-                guard record.node == block.node && record.field == block.field
-                    && Int64(size) == Int64(block.firstSize) + prefix
-                else {
-                    uniform = false
-                    break
-                }
-                block.minIndex = min(block.minIndex, index)
-                block.maxBelow = max(block.maxBelow, Int64(index) - prefix)
-            }
-            prefix += isInsert ? 1 : -1
-            count += 1
+            summary.add(node: record.node, field: record.field, index: indices[slot],
+                        size: sizes[slot], isInsert: isInsert)
         }
-        block.netDelta = Int32(prefix)
-        block.state = !uniform ? .mixed : count == 0 ? .empty : .uniform
+        block.summary = summary
+        block.state = !uniform || !summary.chains ? .mixed : summary.count == 0 ? .empty : .uniform
     }
 
     /// Passes `major` over the whole of `block` without visiting its minors, if the summary
@@ -241,21 +333,21 @@ struct ListRunBuffers {
             return true
         case .uniform:
             // Minors on another list are all no-op rules for this major.
-            if block.node != major.node || block.field != major.field { return true }
-            guard block.firstSize == major.size else { return false }
-            let delta = major.delta
-            if block.minIndex > major.index {
-                block.indexOffset += delta
-                block.minIndex = block.minIndex &+ UInt32(bitPattern: delta)
-                block.maxBelow += Int64(delta)
-            } else if block.maxBelow < Int64(major.index) {
-                major.index = major.index &+ UInt32(bitPattern: block.netDelta)
+            if block.summary.node != major.node || block.summary.field != major.field {
+                return true
+            }
+            guard block.summary.firstSize == major.size else { return false }
+            let delta = Int64(major.delta)
+            let blockDelta = UInt32(truncatingIfNeeded: block.summary.netDelta)
+            if block.summary.minIndex > major.index {
+                block.shiftAbove(by: delta)
+            } else if block.summary.maxBelow < Int64(major.index) {
+                major.index = major.index &+ blockDelta
             } else {
                 return false
             }
-            block.sizeOffset += delta
-            block.firstSize = block.firstSize &+ UInt32(bitPattern: delta)
-            major.size = major.size &+ UInt32(bitPattern: block.netDelta)
+            block.shiftSizes(by: delta)
+            major.size = major.size &+ blockDelta
             return true
         case .stale, .mixed:
             return false
@@ -353,21 +445,21 @@ extension TransformArena {
             var blockIndex = low
             var cursor = from
             while cursor < to {
-                var block = blockBuffer[blockIndex]
-                let end = Int(block.end)
-                if cursor == Int(block.start) {
-                    if block.state == .stale { buffers.summarise(&block) }
-                    if buffers.pass(&block, &state) {
+                // In place: a block is 80 bytes, and most are only compared.
+                let end = Int(blockBuffer[blockIndex].end)
+                if cursor == Int(blockBuffer[blockIndex].start) {
+                    if blockBuffer[blockIndex].state == .stale {
+                        buffers.summarise(&blockBuffer[blockIndex])
+                    }
+                    if buffers.pass(&blockBuffer[blockIndex], &state) {
                         passed += 1
-                        blockBuffer[blockIndex] = block
                         cursor = end
                         blockIndex += 1
                         continue
                     }
                 }
-                buffers.settle(&block)
-                block.state = .stale
-                blockBuffer[blockIndex] = block
+                buffers.settle(&blockBuffer[blockIndex])
+                blockBuffer[blockIndex].state = .stale
                 let (stop, mismatch) = buffers.walk(&state, from: cursor, to: end)
                 if stop < end || !state.alive || mismatch != nil { return (stop, mismatch) }
                 cursor = end
@@ -397,33 +489,23 @@ extension TransformArena {
     ) -> Range<Int>? {
         let first = listBlocks.count
         var start = from
-        var lowest = Int64.max
-        var highestBelow = Int64.min
-        var prefix: Int64 = 0
+        var zone = ListRunSummary()
         for cursor in from..<to {
             let record = groupMinors[cursor]
             let isInsert = record.kind == Kind.arrayInsert
             let isList = record.flags & Self.alive != 0
                 && (isInsert || record.kind == Kind.arrayErase)
-            var cut = cursor - start == settings.lengthMax
-            let listIndex = isList ? Int64(index[Int(minors[cursor])]) : 0
-            if isList && lowest <= highestBelow
-                && max(highestBelow, listIndex - prefix) - min(lowest, listIndex)
-                    > Int64(settings.spanMax)
+            let slot = Int(minors[cursor])
+            if cursor - start == settings.lengthMax
+                || (isList && zone.zoneWidth(adding: index[slot]) > Int64(settings.spanMax))
             {
-                cut = true
-            }
-            if cut {
                 listBlocks.append(ListBlock(start: start, end: cursor))
                 start = cursor
-                lowest = Int64.max
-                highestBelow = Int64.min
-                prefix = 0
+                zone = ListRunSummary()
             }
             if isList {
-                lowest = min(lowest, listIndex)
-                highestBelow = max(highestBelow, listIndex - prefix)
-                prefix += isInsert ? 1 : -1
+                zone.add(node: record.node, field: record.field, index: index[slot],
+                         size: priorSize[slot], isInsert: isInsert)
             }
         }
         listBlocks.append(ListBlock(start: start, end: to))
@@ -435,6 +517,58 @@ extension TransformArena {
         return first..<listBlocks.count
     }
 
+    /// Whether `slot` is an alive ArrayInsert or ArrayErase.
+    @inline(__always)
+    func isListSlot(_ slot: Int) -> Bool {
+        let kind = self.kind[slot]
+        return isAlive(slot) && (kind == Kind.arrayInsert || kind == Kind.arrayErase)
+    }
+
+    /// The summary of the alive local slots in `slots` (list instructions); nil when they are
+    /// not on one list with prior sizes that chain.
+    func summariseMajors(_ slots: Range<Int>) -> ListRunSummary? {
+        var summary = ListRunSummary()
+        for slot in slots where flags[slot] & Self.alive != 0 {
+            summary.add(node: node[slot], field: field[slot], index: index[slot],
+                        size: priorSize[slot], isInsert: kind[slot] == Kind.arrayInsert)
+        }
+        return summary.chains ? summary : nil
+    }
+
+    /// Applies the shifts owed to `run`'s alive majors (marking them dirty).
+    mutating func settleMajors(_ run: inout ListMajorRun) {
+        if run.indexOffset == 0 && run.sizeOffset == 0 { return }
+        let indexShift = UInt32(bitPattern: run.indexOffset)
+        let sizeShift = UInt32(bitPattern: run.sizeOffset)
+        for slot in run.slots where flags[slot] & Self.alive != 0 {
+            index[slot] = index[slot] &+ indexShift
+            priorSize[slot] = priorSize[slot] &+ sizeShift
+            flags[slot] |= Self.dirty
+        }
+        run.indexOffset = 0
+        run.sizeOffset = 0
+    }
+
+    /// Passes `run` over the blocks from `blocks.lowerBound` on, while the summaries prove
+    /// the outcome (`ListMajorRun.pass`).
+    /// - Returns: the first block it could not pass (`blocks.upperBound` when none).
+    mutating func passMajorRun(_ run: inout ListMajorRun, blocks: Range<Int>,
+                               minors: ContiguousArray<Int32>) -> Int {
+        let stop = withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
+            var blockIndex = blocks.lowerBound
+            while blockIndex < blocks.upperBound {
+                if blockBuffer[blockIndex].state == .stale {
+                    buffers.summarise(&blockBuffer[blockIndex])
+                }
+                if !run.pass(&blockBuffer[blockIndex]) { break }
+                blockIndex += 1
+            }
+            return blockIndex
+        }
+        listBlocksPassed &+= (stop - blocks.lowerBound) * Int(run.summary.count)
+        return stop
+    }
+
     /// Brings the minors of `blocks` up to date and marks the blocks stale, before another
     /// rule reads or writes them.
     mutating func settleListBlocks(_ blocks: Range<Int>, minors: ContiguousArray<Int32>) {
@@ -443,6 +577,132 @@ extension TransformArena {
                 buffers.settle(&blockBuffer[blockIndex])
                 blockBuffer[blockIndex].state = .stale
             }
+        }
+    }
+}
+
+extension Transformer {
+    /// Group `root`'s list blocks, cut the first time a list major walks the group (which
+    /// must be packed); empty when it walks every pair.
+    mutating func listBlocks(_ root: Int) -> Range<Int> {
+        if groupBlockLower[root] == -1 {
+            let start = Int(groupStart[root])
+            let end = Int(groupStart[root + 1])
+            let settings = listBlockSettings
+            if settings.enabled && end - start >= settings.groupCountMin,
+                let range = arena.appendListBlocks(minors: groupPositions, from: start, to: end,
+                                                   settings: settings)
+            {
+                groupBlockLower[root] = Int32(range.lowerBound)
+                groupBlockUpper[root] = Int32(range.upperBound)
+                blockedGroups.append(Int32(root))
+            } else {
+                groupBlockLower[root] = -2
+            }
+        }
+        let lower = Int(groupBlockLower[root])
+        return lower < 0 ? 0..<0 : lower..<Int(groupBlockUpper[root])
+    }
+
+    /// Applies the shifts group `root`'s list blocks owe their minors, before another rule
+    /// meets them.
+    mutating func settleListBlocks(_ root: Int) {
+        let range = Int(groupBlockLower[root])..<Int(groupBlockUpper[root])
+        arena.settleListBlocks(range, minors: groupPositions)
+    }
+
+    /// `settleListBlocks` for every group with blocks, before the write-back.
+    mutating func settleAllListBlocks() {
+        for root in blockedGroups { settleListBlocks(Int(root)) }
+    }
+
+    /// Merges local ArrayInsert or ArrayErase `major` with the group minors at `from ..< to`
+    /// (`blocks` covering them, or empty): the list loop, and the generic rules for each minor
+    /// it stops at. Requires no incoming schema instruction.
+    @inline(__always)
+    mutating func mergeListMajor(_ major: Int, from: Int, to: Int,
+                                 blocks: Range<Int>) throws(MergeError) {
+        var cursor = from
+        while cursor < to {
+            let outcome = arena.mergeListRun(major: major, minors: groupPositions, from: cursor,
+                                             to: to, ranks: changesetRank, blocks: blocks)
+            if let mismatch = outcome.mismatch { throw mismatch }
+            cursor = outcome.stoppedAt
+            if !arena.isAlive(major) || cursor >= to { return }
+            let minor = Int(groupPositions[cursor])
+            cursor += 1
+            if arena.isAlive(minor) {
+                try mergePair(major, minor)
+                if !arena.isAlive(major) { return }
+            }
+        }
+    }
+
+    /// The local slots from `first` on that `mergeMajorRun` can take together: consecutive
+    /// alive ArrayInsert and ArrayErase slots on `first`'s list, at most
+    /// `listBlockSettings.lengthMax`, cut before one that would widen their straddle zone
+    /// beyond `listBlockSettings.spanMax`. Empty unless at least two, with no incoming schema
+    /// instruction and blocks in the list's group.
+    mutating func majorRun(from first: Int) -> Range<Int> {
+        let settings = listBlockSettings
+        let end = arena.localCount
+        guard settings.enabled && schemaPositions.isEmpty && first + 1 < end,
+            arena.isListSlot(first), arena.isListSlot(first + 1),
+            arena.node[first + 1] == arena.node[first],
+            arena.field[first + 1] == arena.field[first]
+        else { return first..<first }
+        let root = Int(nodeRoot[Int(arena.node[first])])
+        // A group already known to walk every pair (edits at random positions) costs no more.
+        if groupBlockLower[root] == -2 { return first..<first }
+        packGroup(root)
+        if listBlocks(root).isEmpty { return first..<first }
+        var zone = ListRunSummary()
+        var slot = first
+        while slot < end && slot - first < settings.lengthMax && arena.isListSlot(slot)
+            && arena.node[slot] == arena.node[first] && arena.field[slot] == arena.field[first]
+            && zone.zoneWidth(adding: arena.index[slot]) <= Int64(settings.spanMax)
+        {
+            zone.add(node: arena.node[slot], field: arena.field[slot], index: arena.index[slot],
+                     size: arena.priorSize[slot], isInsert: arena.kind[slot] == Kind.arrayInsert)
+            slot += 1
+        }
+        return slot - first >= 2 ? first..<slot : first..<first
+    }
+
+
+    /// Merges the local list instructions at `slots` (a `majorRun`) with their group, in an
+    /// order the grid allows: the whole run passes each block it can (`ListMajorRun.pass`),
+    /// and meets the others one major at a time. Cell (major k, block b) depends only on
+    /// (k − 1, b) and (k, b − 1), so going block by block gives the grid's result.
+    mutating func mergeMajorRun(_ slots: Range<Int>) throws(MergeError) {
+        let root = Int(nodeRoot[Int(arena.node[slots.lowerBound])])
+        let blocks = listBlocks(root)
+        let groupEnd = Int(groupStart[root + 1])
+        var blockIndex = blocks.lowerBound
+        var run = ListMajorRun(slots: slots)
+        while blockIndex < blocks.upperBound {
+            guard let summary = arena.summariseMajors(slots) else {
+                // The majors no longer form one run: the rest, one by one.
+                let from = Int(arena.listBlocks[blockIndex].start)
+                for major in slots where arena.isAlive(major) {
+                    try mergeListMajor(major, from: from, to: groupEnd,
+                                       blocks: blockIndex..<blocks.upperBound)
+                }
+                return
+            }
+            if summary.count == 0 { return }
+            run.summary = summary
+            blockIndex = arena.passMajorRun(&run, blocks: blockIndex..<blocks.upperBound,
+                                            minors: groupPositions)
+            arena.settleMajors(&run)
+            if blockIndex == blocks.upperBound { return }
+            // The run cannot pass this block whole: its majors meet it one by one.
+            let block = arena.listBlocks[blockIndex]
+            for major in slots where arena.isAlive(major) {
+                try mergeListMajor(major, from: Int(block.start), to: Int(block.end),
+                                   blocks: blockIndex..<(blockIndex + 1))
+            }
+            blockIndex += 1
         }
     }
 }

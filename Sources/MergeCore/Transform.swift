@@ -379,8 +379,14 @@ public struct Transformer: Sendable {
         let indexEnd = clock?() ?? 0
         phaseTimes.indexNs &+= indexEnd &- scanEnd
         fieldRuns.built = false
-        for major in 0..<localCount where arena.isAlive(major) {
-            if fallbackAllPairs || arena.node[major] < 0 {
+        // Runs of local list edits (typing) can pass list blocks together.
+        let majorRunsPossible = listBlockSettings.enabled && schemaPositions.isEmpty
+            && !fallbackAllPairs
+        var major = 0
+        while major < localCount {
+            if !arena.isAlive(major) {
+                major += 1
+            } else if fallbackAllPairs || arena.node[major] < 0 {
                 // A local schema instruction meets list minors only in no-op rules (an
                 // EraseColumn makes the whole merge all-pairs, and then no group has list
                 // blocks), so the shifts the blocks owe can stay pending.
@@ -390,8 +396,19 @@ public struct Transformer: Sendable {
                     if !arena.isAlive(major) { break }
                     minor += 1
                 }
+                major += 1
             } else {
-                try mergeWithGroup(major)
+                let kind = arena.kind[major]
+                let run = majorRunsPossible
+                        && (kind == Kind.arrayInsert || kind == Kind.arrayErase)
+                    ? majorRun(from: major) : major..<major
+                if run.isEmpty {
+                    try mergeWithGroup(major)
+                    major += 1
+                } else {
+                    try mergeMajorRun(run)
+                    major = run.upperBound
+                }
             }
         }
         let walkEnd = clock?() ?? 0
@@ -427,7 +444,12 @@ public struct Transformer: Sendable {
         }
         let updateFastPath = schemaEnd == 0 && majorKind == Kind.update
         if updateFastPath || listFastPath { packGroup(root) }
-        let blocks = listFastPath ? listBlocks(root) : 0..<0
+        if listFastPath {
+            // ArrayInsert/ArrayErase minors on the major's list go through a tight loop, the
+            // others through the generic rules.
+            try mergeListMajor(major, from: groupIndex, to: groupEnd, blocks: listBlocks(root))
+            return
+        }
         while groupIndex < groupEnd || schemaIndex < schemaEnd {
             if updateFastPath {
                 // Runs of field instructions go through a tight loop (Update vs Update LWW);
@@ -435,16 +457,6 @@ public struct Transformer: Sendable {
                 groupIndex = arena.mergeUpdateRun(
                     major: major, minors: groupPositions, from: groupIndex, to: groupEnd,
                     ranks: changesetRank)
-                if !arena.isAlive(major) || groupIndex >= groupEnd { return }
-            }
-            if listFastPath {
-                // Runs of ArrayInsert/ArrayErase on the major's list go through a tight loop;
-                // it stops at the first minor it does not handle, which the generic path takes.
-                let outcome = arena.mergeListRun(
-                    major: major, minors: groupPositions, from: groupIndex, to: groupEnd,
-                    ranks: changesetRank, blocks: blocks)
-                if let mismatch = outcome.mismatch { throw mismatch }
-                groupIndex = outcome.stoppedAt
                 if !arena.isAlive(major) || groupIndex >= groupEnd { return }
             }
             let minor: Int
@@ -798,7 +810,7 @@ public struct Transformer: Sendable {
     /// `buildIndex` has not). Ranks are final (`rankChangesets` runs before `buildIndex`).
     /// - Complexity: O(the group's incoming instructions), the first time.
     @inline(__always)
-    private mutating func packGroup(_ root: Int) {
+    mutating func packGroup(_ root: Int) {
         if groupPacked[root] { return }
         groupPacked[root] = true
         if !groupMinorsReady { prepareGroupMinors() }
@@ -830,40 +842,6 @@ public struct Transformer: Sendable {
             node: arena.node[slot], field: arena.field[slot],
             rank: changesetRank[Int(arena.changeset[slot])], kind: arena.kind[slot],
             flags: arena.flags[slot])
-    }
-
-    /// Group `root`'s list blocks (`Transform+ListBlocks.swift`), cut the first time a list
-    /// major walks the group (which must be packed); empty when it walks every pair.
-    private mutating func listBlocks(_ root: Int) -> Range<Int> {
-        if groupBlockLower[root] == -1 {
-            let start = Int(groupStart[root])
-            let end = Int(groupStart[root + 1])
-            let settings = listBlockSettings
-            if settings.enabled && end - start >= settings.groupCountMin,
-                let range = arena.appendListBlocks(minors: groupPositions, from: start, to: end,
-                                                   settings: settings)
-            {
-                groupBlockLower[root] = Int32(range.lowerBound)
-                groupBlockUpper[root] = Int32(range.upperBound)
-                blockedGroups.append(Int32(root))
-            } else {
-                groupBlockLower[root] = -2
-            }
-        }
-        let lower = Int(groupBlockLower[root])
-        return lower < 0 ? 0..<0 : lower..<Int(groupBlockUpper[root])
-    }
-
-    /// Applies the shifts group `root`'s list blocks owe their minors, before another rule
-    /// meets them.
-    private mutating func settleListBlocks(_ root: Int) {
-        let range = Int(groupBlockLower[root])..<Int(groupBlockUpper[root])
-        arena.settleListBlocks(range, minors: groupPositions)
-    }
-
-    /// `settleListBlocks` for every group with blocks, before the write-back.
-    private mutating func settleAllListBlocks() {
-        for root in blockedGroups { settleListBlocks(Int(root)) }
     }
 
     // MARK: - Write back

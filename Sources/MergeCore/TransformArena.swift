@@ -53,7 +53,8 @@ struct TransformArena: Sendable {
     /// Blocks of the list groups' minors, for the list loop's skipping
     /// (`Transform+ListBlocks.swift`); cut per merge, group by group.
     var listBlocks: ContiguousArray<ListBlock> = []
-    /// How many times a list major passed a whole block (a statistic for tests; never reset).
+    /// How many times a list major passed a whole block, alone or in a run (a statistic for
+    /// tests; never reset).
     var listBlocksPassed = 0
 
     var count: Int { kind.count }

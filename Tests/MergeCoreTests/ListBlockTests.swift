@@ -102,8 +102,8 @@ func typingSide(base: Replica, random: RandomStream, fileIdent: UInt64, tag: Int
 }
 
 /// Raises the prior size of one list instruction of `changesets` by 1 or 2 (a malformed
-/// upload: the pairwise walk reports a prior-size mismatch where it meets the instruction, so
-/// a block must not pass over it).
+/// side: the pairwise walk reports a prior-size mismatch where it meets the instruction, so
+/// neither a block nor a run of local instructions may be passed over it).
 func corruptPriorSize(_ changesets: inout [Changeset], _ random: RandomStream) {
     var candidates: [(Int, Int)] = []
     for (changesetIndex, changeset) in changesets.enumerated() {
@@ -157,15 +157,17 @@ func runListBlockSeed(_ seed: UInt64) -> String? {
     do {
         let schemaChanges = random.chance(1, outOf: 3)
         let base = try typingBase(withoutNullableInt: schemaChanges)
-        let local = try typingSide(base: base, random: random, fileIdent: 0, tag: 1,
+        var local = try typingSide(base: base, random: random, fileIdent: 0, tag: 1,
                                    schemaChanges: schemaChanges)
+        if random.chance(1, outOf: 8) { corruptPriorSize(&local, random) }
         var incoming = try typingSide(base: base, random: random,
                                       fileIdent: 2 + random.uniformInt(below: 2), tag: 2)
         if random.chance(1, outOf: 4) { corruptPriorSize(&incoming, random) }
         var (reference, blocked) = referenceAndBlockedTransformers(random)
         let failure = compareMerges(
             reference: &reference, actual: &blocked, base: base, local: local,
-            incoming: incoming, checkConvergence: !corrupted(incoming, base: base))
+            incoming: incoming,
+            checkConvergence: !corrupted(incoming, base: base) && !corrupted(local, base: base))
         return failure.map { "\($0)\n\(blocked.listBlockSettings)" }
     } catch {
         return "generator error: \(error)"
