@@ -26,10 +26,11 @@
 //! run that straddles x) walks the run pair by pair, exactly as before, so the result is the
 //! pairwise grid's, bit for bit.
 //!
-//! A run is a `ListBlock`: a stretch of a group's packed minors cut where the incoming
-//! indices jump (`listBlockSpanMax`) or at `listBlockLengthMax` minors, with its summary (min
-//! index, max iₖ − pₖ, net delta, first prior size) and the index and size shifts it owes its
-//! minors. Those shifts are applied lazily: a block's minors are brought up to date
+//! A run is a `ListBlock`: a stretch of a group's packed minors, cut where its straddle zone
+//! (min iₖ … max iₖ − pₖ, the majors that cannot pass it whole) would grow wider than
+//! `ListBlockSettings.spanMax` (a cursor jump; a typing run keeps it one or two wide) or at
+//! `lengthMax` minors, with its summary (`ListRunSummary`: min index, max iₖ − pₖ, net delta,
+//! first prior size) and the index and size shifts it owes its minors. Those shifts are applied lazily: a block's minors are brought up to date
 //! (`settle`) before anything reads them pair by pair, that is before the walk, before any
 //! other rule meets the group (`Transformer.settleListBlocks`) and before the write-back.
 //! A walked block's summary is recomputed the next time it is tried.
@@ -445,7 +446,7 @@ extension TransformArena {
             var blockIndex = low
             var cursor = from
             while cursor < to {
-                // In place: a block is 80 bytes, and most are only compared.
+                // In place: a block is 72 bytes, and most are only compared.
                 let end = Int(blockBuffer[blockIndex].end)
                 if cursor == Int(blockBuffer[blockIndex].start) {
                     if blockBuffer[blockIndex].state == .stale {
