@@ -142,6 +142,49 @@ struct ListBlock: Sendable {
         sizeOffset += Int32(truncatingIfNeeded: delta)
         summary.shiftSizes(by: delta)
     }
+
+    /// How a run of majors passed a block whole (`pass`).
+    enum Passing {
+        /// No alive minor, or all on another list: every rule was a no-op.
+        case unrelated
+        /// The block lies above every major: the majors' indices stay.
+        case above
+        /// The block lies below every major: each major's index moves by the block's net
+        /// delta.
+        case below
+    }
+
+    /// Decides whether majors on `node`'s list `field` — one, or a run summarised by
+    /// `majors` — pass this block whole (see the file's documentation), and if so applies
+    /// the block's side: its minors' indices move by the majors' net delta when it lies
+    /// above, and their prior sizes move by it either way. The caller moves the majors: their
+    /// prior sizes by the block's net delta, and their indices too when the block lies below.
+    /// - Returns: nil when the block must be walked pair by pair.
+    @inline(__always)
+    mutating func pass(majorsMinIndex minIndex: UInt32, maxBelow: Int64, firstSize: UInt32,
+                       netDelta: Int64, node: Int32, field: UInt32) -> Passing? {
+        switch state {
+        case .empty:
+            return .unrelated
+        case .uniform:
+            // Minors on another list are all no-op rules for these majors.
+            if summary.node != node || summary.field != field { return .unrelated }
+            guard summary.firstSize == firstSize else { return nil }
+            let passing: Passing
+            if Int64(summary.minIndex) > maxBelow {
+                shiftAbove(by: netDelta)
+                passing = .above
+            } else if summary.maxBelow < Int64(minIndex) {
+                passing = .below
+            } else {
+                return nil
+            }
+            shiftSizes(by: netDelta)
+            return passing
+        case .stale, .mixed:
+            return nil
+        }
+    }
 }
 
 /// A run of consecutive local list instructions on one list (majors), passed over a group's
@@ -157,29 +200,20 @@ struct ListMajorRun: Sendable {
     /// still below the block's lowest minor) or below every major.
     /// - Returns: whether the block was passed.
     mutating func pass(_ block: inout ListBlock) -> Bool {
-        switch block.state {
-        case .empty:
-            return true
-        case .uniform:
-            if block.summary.node != summary.node || block.summary.field != summary.field {
-                return true
-            }
-            guard block.summary.firstSize == summary.firstSize else { return false }
-            if Int64(block.summary.minIndex) > summary.maxBelow {
-                block.shiftAbove(by: summary.netDelta)
-            } else if block.summary.maxBelow < Int64(summary.minIndex) {
-                indexOffset += Int32(truncatingIfNeeded: block.summary.netDelta)
-                summary.shiftIndices(by: block.summary.netDelta)
-            } else {
-                return false
-            }
-            block.shiftSizes(by: summary.netDelta)
-            sizeOffset += Int32(truncatingIfNeeded: block.summary.netDelta)
-            summary.shiftSizes(by: block.summary.netDelta)
-            return true
-        case .stale, .mixed:
-            return false
+        guard let passing = block.pass(
+            majorsMinIndex: summary.minIndex, maxBelow: summary.maxBelow,
+            firstSize: summary.firstSize, netDelta: summary.netDelta, node: summary.node,
+            field: summary.field)
+        else { return false }
+        if passing == .unrelated { return true }
+        let blockDelta = block.summary.netDelta
+        if passing == .below {
+            indexOffset += Int32(truncatingIfNeeded: blockDelta)
+            summary.shiftIndices(by: blockDelta)
         }
+        sizeOffset += Int32(truncatingIfNeeded: blockDelta)
+        summary.shiftSizes(by: blockDelta)
+        return true
     }
 }
 
@@ -206,9 +240,6 @@ struct ListMajor {
     var index: UInt32
     var size: UInt32
     var alive = true
-
-    /// The major's own delta: what it does to a list's size.
-    var delta: Int32 { isInsert ? 1 : -1 }
 }
 
 /// Raw views of the arena columns the list loop reads and writes.
@@ -329,30 +360,16 @@ struct ListRunBuffers {
     /// - Returns: whether the block was passed.
     @inline(__always)
     func pass(_ block: inout ListBlock, _ major: inout ListMajor) -> Bool {
-        switch block.state {
-        case .empty:
-            return true
-        case .uniform:
-            // Minors on another list are all no-op rules for this major.
-            if block.summary.node != major.node || block.summary.field != major.field {
-                return true
-            }
-            guard block.summary.firstSize == major.size else { return false }
-            let delta = Int64(major.delta)
-            let blockDelta = UInt32(truncatingIfNeeded: block.summary.netDelta)
-            if block.summary.minIndex > major.index {
-                block.shiftAbove(by: delta)
-            } else if block.summary.maxBelow < Int64(major.index) {
-                major.index = major.index &+ blockDelta
-            } else {
-                return false
-            }
-            block.shiftSizes(by: delta)
-            major.size = major.size &+ blockDelta
-            return true
-        case .stale, .mixed:
-            return false
-        }
+        // A single major is a run of one: its zone is its own index.
+        guard let passing = block.pass(
+            majorsMinIndex: major.index, maxBelow: Int64(major.index), firstSize: major.size,
+            netDelta: major.isInsert ? 1 : -1, node: major.node, field: major.field)
+        else { return false }
+        if passing == .unrelated { return true }
+        let blockDelta = UInt32(truncatingIfNeeded: block.summary.netDelta)
+        if passing == .below { major.index = major.index &+ blockDelta }
+        major.size = major.size &+ blockDelta
+        return true
     }
 
     /// Applies `block`'s pending shifts to its alive minors (marking them dirty).
@@ -669,7 +686,6 @@ extension Transformer {
         }
         return slot - first >= 2 ? first..<slot : first..<first
     }
-
 
     /// Merges the local list instructions at `slots` (a `majorRun`) with their group, in an
     /// order the grid allows: the whole run passes each block it can (`ListMajorRun.pass`),
