@@ -48,6 +48,9 @@ let package = Package(
             pkgConfig: "gsl",
             providers: [.apt(["libgsl-dev"]), .brew(["gsl"])]
         ),
+        // syncsim's malloc counter (glibc); only the CLI links it, never a library the
+        // package-benchmark harness links (that brings its own malloc interposer).
+        .target(name: "CAllocationCount"),
         .target(name: "MergeCore", swiftSettings: internalChecks),
         .target(name: "Randomness", dependencies: ["CGSL"], swiftSettings: internalChecks),
         .target(
@@ -73,6 +76,7 @@ let package = Package(
             name: "SyncSimCLI",
             dependencies: [
                 "Simulation", "Measurement", "MergeCore", "MergeWorkloads", "Randomness",
+                "CAllocationCount",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -88,6 +92,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "SyncSimCLI", "Simulation", "Measurement", "MergeCore", "MergeWorkloads",
+                "CAllocationCount",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["Help"]

@@ -29,6 +29,8 @@ struct FieldRunIndex: Sendable {
     var next: ContiguousArray<Int32> = []
     var base = 0
     var runCount = 0
+    /// Whether any chain holds EraseObjects (else a major skips their lookup).
+    var hasEraseRuns = false
 
     @inline(__always)
     static func key(node: Int32, field: UInt32) -> UInt64 {
@@ -143,6 +145,7 @@ extension Transformer {
         fieldRuns.head.removeAll(keepingCapacity: true)
         fieldRuns.tail.removeAll(keepingCapacity: true)
         fieldRuns.runCount = 0
+        fieldRuns.hasEraseRuns = false
         fieldRuns.base = arena.localCount
         fieldRuns.next.removeAll(keepingCapacity: true)
         fieldRuns.next.append(contentsOf: repeatElement(-1, count: arena.count - arena.localCount))
@@ -164,6 +167,7 @@ extension Transformer {
                 } else if kind == Kind.eraseObject {
                     chainClass = 0
                     field = UInt32.max
+                    fieldRuns.hasEraseRuns = true
                 } else {
                     continue
                 }
@@ -186,7 +190,8 @@ extension Transformer {
         let majorKind = arena.kind[major]
         let majorNode = arena.node[major]
         precondition(majorNode >= 0, "field runs hold object instructions only")
-        let eraseRun = fieldRuns.run(FieldRunIndex.key(node: majorNode, field: UInt32.max))
+        let eraseRun = fieldRuns.hasEraseRuns
+            ? fieldRuns.run(FieldRunIndex.key(node: majorNode, field: UInt32.max)) : -1
         let eraseChain = eraseRun < 0 ? -1 : 2 * eraseRun
         var updateChain = -1
         var addChain = -1

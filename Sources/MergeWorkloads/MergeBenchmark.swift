@@ -19,6 +19,25 @@ public enum MergeBenchmarkError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// Counts the process's heap allocations for a benchmark. The merge modules do not interpose
+/// `malloc` themselves (the package-benchmark harness, which links them, brings its own
+/// interposer); `syncsim` passes one backed by its `CAllocationCount` target on glibc.
+public struct AllocationCounter: Sendable {
+    /// Turns counting on for the calling thread (nestable).
+    public var start: @Sendable () -> Void
+    /// Ends one `start`.
+    public var stop: @Sendable () -> Void
+    /// The allocations the calling thread made so far while counting.
+    public var read: @Sendable () -> UInt64
+
+    public init(start: @escaping @Sendable () -> Void, stop: @escaping @Sendable () -> Void,
+                read: @escaping @Sendable () -> UInt64) {
+        self.start = start
+        self.stop = stop
+        self.read = read
+    }
+}
+
 /// The figures of one merge run.
 public struct MergeMeasurement: Sendable, Hashable {
     public var name: String
@@ -38,6 +57,8 @@ public struct MergeMeasurement: Sendable, Hashable {
     public var peakMemoryBytesPerInstruction: Double?
     /// The process's peak RSS at the end of the run (`ru_maxrss`), in bytes.
     public var peakResidentBytes: UInt64
+    /// Heap allocations made during the `Transformer.merge` calls (nil without a counter).
+    public var allocations: UInt64? = nil
     /// `Replica.contentDigest()` of the merged state.
     public var replicaDigest: UInt64
     /// FNV-1a of the encodings of the transformed changesets, in order.
@@ -47,25 +68,35 @@ public struct MergeMeasurement: Sendable, Hashable {
     public var instructionsPerSecond: Double {
         mergeCpuNs == 0 ? 0 : Double(instructionsMerged) / (Double(mergeCpuNs) / 1e9)
     }
+
+    /// Heap allocations of the merge per merged instruction (nil without a counter).
+    public var allocationsPerInstruction: Double? {
+        allocations.map { Double($0) / Double(max(instructionsMerged, 1)) }
+    }
 }
 
 /// Runs merges of prepared inputs and measures them.
 public enum MergeBenchmark {
     /// Integrates `inputs` and measures it. Inputs are built and copied before the timed
-    /// region; only the `Transformer.merge` calls are timed.
+    /// region; only the `Transformer.merge` calls are timed, and with `allocations` only their
+    /// allocations are counted.
     ///
     /// - Throws: `MergeBenchmarkError` if a merge or an apply fails.
     /// - Complexity: that of the merges, plus O(n) preparation and digests.
-    public static func run(_ inputs: MergeInputs) throws(MergeBenchmarkError) -> MergeMeasurement {
+    public static func run(
+        _ inputs: MergeInputs, allocations counter: AllocationCounter? = nil
+    ) throws(MergeBenchmarkError) -> MergeMeasurement {
         let encodedBytes: Int
         var measurement: MergeMeasurement
+        counter?.start()
+        defer { counter?.stop() }
         switch inputs.role {
         case .server:
             encodedBytes = inputs.uploads.reduce(0) { $0 + encodedSize($1) }
-            measurement = try runServer(inputs)
+            measurement = try runServer(inputs, counter: counter)
         case .client:
             encodedBytes = encodedSize(inputs.download)
-            measurement = try runClient(inputs)
+            measurement = try runClient(inputs, counter: counter)
         }
         let merged = max(measurement.instructionsMerged, 1)
         measurement.encodedBytesPerInstruction = Double(encodedBytes) / Double(merged)
@@ -75,15 +106,19 @@ public enum MergeBenchmark {
 
     // MARK: Server role
 
-    private static func runServer(_ inputs: MergeInputs) throws(MergeBenchmarkError) -> MergeMeasurement {
+    private static func runServer(
+        _ inputs: MergeInputs, counter: AllocationCounter?
+    ) throws(MergeBenchmarkError) -> MergeMeasurement {
         var uploads = inputs.uploads
         let merged = inputs.instructionsMerged
         var against = 0
         var cpuNs: UInt64 = 0
+        var allocations: UInt64 = 0
         let memory = MemoryWatch()
         var phases = MergePhaseTimes()
         let history = try integrate(uploads: &uploads, cpuNs: &cpuNs, against: &against,
-                                    phases: &phases)
+                                    phases: &phases, allocations: counter,
+                                    allocationCount: &allocations)
         let peak = memory.peakGrowthBytes()
         var replica = try replicaFromBase(inputs.base)
         for changeset in history {
@@ -96,8 +131,8 @@ public enum MergeBenchmark {
             instructionsAgainst: against, mergeCpuNs: cpuNs, phases: phases,
             encodedBytesPerInstruction: 0,
             peakMemoryBytesPerInstruction: peak.map { Double($0) / Double(max(merged, 1)) },
-            peakResidentBytes: 0, replicaDigest: replica.contentDigest(),
-            changesetDigest: changesetDigest(history))
+            peakResidentBytes: 0, allocations: counter.map { _ in allocations },
+            replicaDigest: replica.contentDigest(), changesetDigest: changesetDigest(history))
     }
 
     /// Integrates the uploads one client after another, the way a server does: each upload is
@@ -106,12 +141,13 @@ public enum MergeBenchmark {
     /// reciprocal form for the uploading client comes out as `LocalEdits`, as in
     /// `SyncEngine.ServerFile`; it is dropped before the next client's merge, as when the
     /// client downloads before it uploads again (a server keeps it until then). Only the
-    /// `merge` calls add to `cpuNs`.
+    /// `merge` calls add to `cpuNs` (and, with `counter`, to `allocationCount`).
     ///
     /// - Returns: the server history after the base, in server-version order.
     public static func integrate(
         uploads: inout [ContiguousArray<Changeset>], cpuNs: inout UInt64, against: inout Int,
-        phases: inout MergePhaseTimes
+        phases: inout MergePhaseTimes, allocations counter: AllocationCounter? = nil,
+        allocationCount: inout UInt64
     ) throws(MergeBenchmarkError) -> ContiguousArray<Changeset> {
         var history = ContiguousArray<Changeset>()
         history.reserveCapacity(uploads.reduce(0) { $0 + $1.count })
@@ -123,6 +159,7 @@ public enum MergeBenchmark {
             var incoming = ContiguousArray<Changeset>()
             swap(&incoming, &uploads[client])  // unique: the merge mutates it without copying
             against += history.instructionCount
+            let allocationsBefore = counter?.read() ?? 0
             let start = ProcessMetrics.cpuTimeNs()
             do throws(MergeError) {
                 try transformer.merge(incoming: &incoming, local: history,
@@ -131,6 +168,7 @@ public enum MergeBenchmark {
                 throw .merge(error, client: client)
             }
             cpuNs += ProcessMetrics.cpuTimeNs() - start
+            if let counter { allocationCount &+= counter.read() &- allocationsBefore }
             for var changeset in incoming {
                 changeset.version = 2 + UInt64(history.count)
                 history.append(changeset)
@@ -141,7 +179,9 @@ public enum MergeBenchmark {
 
     // MARK: Client role
 
-    private static func runClient(_ inputs: MergeInputs) throws(MergeBenchmarkError) -> MergeMeasurement {
+    private static func runClient(
+        _ inputs: MergeInputs, counter: AllocationCounter?
+    ) throws(MergeBenchmarkError) -> MergeMeasurement {
         var download = inputs.download
         var local = inputs.local
         // Make both arrays unique before the timed region.
@@ -152,6 +192,7 @@ public enum MergeBenchmark {
         var transformer = Transformer()
         transformer.phaseClock = { ProcessMetrics.cpuTimeNs() }
         let memory = MemoryWatch()
+        let allocationsBefore = counter?.read() ?? 0
         let start = ProcessMetrics.cpuTimeNs()
         do throws(MergeError) {
             try transformer.merge(incoming: &download, local: &local,
@@ -160,6 +201,7 @@ public enum MergeBenchmark {
             throw .merge(error, client: 0)
         }
         let cpuNs = ProcessMetrics.cpuTimeNs() - start
+        let allocations = counter.map { $0.read() &- allocationsBefore }
         let peak = memory.peakGrowthBytes()
         var replica = try replicaFromBase(inputs.base)
         for changeset in inputs.local {
@@ -177,7 +219,7 @@ public enum MergeBenchmark {
             instructionsAgainst: against, mergeCpuNs: cpuNs, phases: transformer.phaseTimes,
             encodedBytesPerInstruction: 0,
             peakMemoryBytesPerInstruction: peak.map { Double($0) / Double(max(merged, 1)) },
-            peakResidentBytes: 0, replicaDigest: replica.contentDigest(),
+            peakResidentBytes: 0, allocations: allocations, replicaDigest: replica.contentDigest(),
             changesetDigest: changesetDigest(download))
     }
 
@@ -279,8 +321,9 @@ extension MergeBenchmark {
             var cpuNs: UInt64 = 0
             var against = 0
             var phases = MergePhaseTimes()
+            var allocations: UInt64 = 0
             let history = try integrate(uploads: &inputs.uploads, cpuNs: &cpuNs, against: &against,
-                                        phases: &phases)
+                                        phases: &phases, allocationCount: &allocations)
             _ = history
             return merged
         case .client:

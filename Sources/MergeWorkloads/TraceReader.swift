@@ -136,8 +136,10 @@ extension MergeInputs {
             var cpuNs: UInt64 = 0
             var against = 0
             var phases = MergePhaseTimes()
+            var allocations: UInt64 = 0
             var download = try MergeBenchmark.integrate(uploads: &others, cpuNs: &cpuNs,
-                                                        against: &against, phases: &phases)
+                                                        against: &against, phases: &phases,
+                                                        allocationCount: &allocations)
             for index in download.indices { download[index].version = 2 + UInt64(index) }
             var local = first.changesets
             for index in local.indices { local[index].originFileIdent = 0 }

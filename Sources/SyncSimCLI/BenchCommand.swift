@@ -1,4 +1,5 @@
 import ArgumentParser
+import CAllocationCount
 import Foundation
 import Measurement
 import MergeCore
@@ -164,13 +165,20 @@ public struct BenchMergeCommand: ParsableCommand {
         var runs = [MergeMeasurement]()
         for _ in 0..<repetitions {
             let inputs = try makeInputs()
-            runs.append(try MergeBenchmark.run(inputs))
+            runs.append(try MergeBenchmark.run(inputs, allocations: Self.allocationCounter))
         }
         precondition(runs.allSatisfy { $0.replicaDigest == runs[0].replicaDigest },
                      "repeated runs of one workload gave different digests")
         runs.sort { $0.mergeCpuNs < $1.mergeCpuNs }
         return BenchRow(measurement: runs[runs.count / 2], repetitions: repetitions)
     }
+
+    /// The process's allocation counter (`CAllocationCount`), where it counts (glibc).
+    static let allocationCounter: AllocationCounter? =
+        syncsim_allocation_counting_available() == 0 ? nil : AllocationCounter(
+            start: { syncsim_allocation_counting_start() },
+            stop: { syncsim_allocation_counting_stop() },
+            read: { syncsim_allocation_count() })
 
     private func runTrace(path: String) throws -> BenchRow {
         let trace = try TraceReader.read(path: path)
@@ -208,7 +216,8 @@ struct BenchRow {
         "workload", "role", "clients", "instructions_merged", "instructions_against",
         "merge_cpu_seconds", "scan_cpu_seconds", "index_cpu_seconds", "walk_cpu_seconds",
         "write_back_cpu_seconds", "instructions_per_second", "encoded_bytes_per_instruction",
-        "peak_memory_bytes_per_instruction", "peak_resident_bytes", "growth_exponent",
+        "peak_memory_bytes_per_instruction", "peak_resident_bytes",
+        "allocations_per_instruction", "growth_exponent",
         "repetitions", "seed", "replica_digest", "changeset_digest",
     ]
 
@@ -223,7 +232,8 @@ struct BenchRow {
             format(Double(m.phases.writeBackNs) / 1e9, digits: 6),
             format(m.instructionsPerSecond, digits: 0), format(m.encodedBytesPerInstruction, digits: 2),
             m.peakMemoryBytesPerInstruction.map { format($0, digits: 1) } ?? "",
-            String(m.peakResidentBytes), growthExponent.map { format($0, digits: 3) } ?? "",
+            String(m.peakResidentBytes), m.allocationsPerInstruction.map { format($0, digits: 4) } ?? "",
+            growthExponent.map { format($0, digits: 3) } ?? "",
             String(repetitions), String(seed), hexDigits(m.replicaDigest), hexDigits(m.changesetDigest),
         ]
     }
@@ -232,7 +242,8 @@ struct BenchRow {
     static func table(_ rows: [BenchRow]) -> String {
         let header = ["workload", "role", "K", "merged", "against", "cpu s",
                       "scan/index/walk/write %", "M instr/s",
-                      "B/instr", "peak B/instr", "peak RSS MiB", "exponent", "replica digest"]
+                      "B/instr", "peak B/instr", "peak RSS MiB", "allocs/instr", "exponent",
+                      "replica digest"]
         var lines = [header]
         for row in rows {
             let m = row.measurement
@@ -244,6 +255,7 @@ struct BenchRow {
                 format(m.encodedBytesPerInstruction, digits: 2),
                 m.peakMemoryBytesPerInstruction.map { format($0, digits: 1) } ?? "-",
                 format(Double(m.peakResidentBytes) / 1_048_576, digits: 1),
+                m.allocationsPerInstruction.map { format($0, digits: 3) } ?? "-",
                 row.growthExponent.map { format($0, digits: 3) } ?? "-", hexDigits(m.replicaDigest),
             ])
         }

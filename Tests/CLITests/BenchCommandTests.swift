@@ -1,3 +1,4 @@
+import CAllocationCount
 import Foundation
 import SyncSimCLI
 import Testing
@@ -25,7 +26,8 @@ struct BenchCommandTests {
         let header: String = "workload,role,clients,instructions_merged,instructions_against,"
             + "merge_cpu_seconds,scan_cpu_seconds,index_cpu_seconds,walk_cpu_seconds,"
             + "write_back_cpu_seconds,instructions_per_second,encoded_bytes_per_instruction,"
-            + "peak_memory_bytes_per_instruction,peak_resident_bytes,growth_exponent,repetitions,"
+            + "peak_memory_bytes_per_instruction,peak_resident_bytes,allocations_per_instruction,"
+            + "growth_exponent,repetitions,"
             + "seed,replica_digest,changeset_digest"
         #expect(lines.first == header)
         #expect(lines.count == 6)
@@ -46,6 +48,32 @@ struct BenchCommandTests {
         let traced = try runToCSV(["--trace", trace])
         #expect(traced.count == 2)
         #expect(traced[1].hasPrefix("sample.jsonl,server,3,"))
+    }
+
+    @Test("the allocation counter counts, and the CSV reports the merge's allocations")
+    func allocations() throws {
+        #if os(Linux)
+        #expect(syncsim_allocation_counting_available() == 1)
+        syncsim_allocation_counting_start()
+        let before = syncsim_allocation_count()
+        // Each array is a fresh heap object; the count is this thread's alone.
+        let arrays = (0..<1_000).map { ContiguousArray(repeating: $0, count: 16) }
+        let after = syncsim_allocation_count()
+        syncsim_allocation_counting_stop()
+        #expect(arrays.count == 1_000)
+        #expect(after - before >= 1_000)
+        let lines = try runToCSV(["--workload", "map-uniform", "--instructions", "2000",
+                                  "--objects", "100"])
+        let header = lines[0].split(separator: ",").map(String.init)
+        let column = try #require(header.firstIndex(of: "allocations_per_instruction"))
+        let value = try #require(Double(lines[1].split(separator: ",", omittingEmptySubsequences: false)
+                                            .map(String.init)[column]))
+        // A merge allocates (its buffers, rewritten changesets, scan columns). How much is a
+        // figure of the build (a debug build allocates far more), not something to assert.
+        #expect(value > 0)
+        #else
+        #expect(syncsim_allocation_counting_available() == 0)
+        #endif
     }
 
     @Test("invalid options are rejected with a sentence")
