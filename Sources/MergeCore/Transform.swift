@@ -954,8 +954,11 @@ public struct Transformer: Sendable {
 
     /// Rewrites one changeset: copies the instructions it keeps into a new buffer (shifted
     /// list instructions re-encoded), dropping discarded ones. A new buffer rather than an
-    /// in-place compaction, because the caller usually still shares the old one (a server's
-    /// history and its reciprocal copies), and an in-place edit would first copy all of it.
+    /// in-place compaction: a caller that still shares the old one (a server's history and its
+    /// reciprocal copies) would pay a full copy first, and even on a buffer the merge owns,
+    /// moving kept instructions down one assignment at a time measured slower (server
+    /// map-uniform and churn at K = 100, 5–10 %) than appending them to a fresh buffer, whose
+    /// memory the allocator recycles from the buffers just released.
     /// Instructions without a slot (skipped by the scan) are kept as they are.
     /// - Complexity: O(instructions of the changeset).
     private mutating func compact(_ changesetIndex: Int, slots: Range<Int>) {

@@ -109,7 +109,9 @@ public enum MergeBenchmark {
     private static func runServer(
         _ inputs: MergeInputs, counter: AllocationCounter?
     ) throws(MergeBenchmarkError) -> MergeMeasurement {
-        var uploads = inputs.uploads
+        // The server decodes each upload into buffers it owns, which the merge rewrites in
+        // place; `inputs` keeps the originals.
+        var uploads = inputs.uploads.map(ownedCopy)
         let merged = inputs.instructionsMerged
         var against = 0
         var cpuNs: UInt64 = 0
@@ -177,16 +179,29 @@ public enum MergeBenchmark {
         return history
     }
 
+    /// A copy of `changesets` whose instruction buffers are its own (untimed preparation), as
+    /// a peer's freshly decoded changesets are. Drops scan columns: a server's cache, never on
+    /// the wire.
+    static func ownedCopy(_ changesets: ContiguousArray<Changeset>) -> ContiguousArray<Changeset> {
+        var copy = changesets
+        for index in copy.indices {
+            var instructions = ContiguousArray<Instruction>()
+            instructions.reserveCapacity(copy[index].instructions.count)
+            instructions.append(contentsOf: copy[index].instructions)
+            copy[index].instructions = instructions
+        }
+        return copy
+    }
+
     // MARK: Client role
 
     private static func runClient(
         _ inputs: MergeInputs, counter: AllocationCounter?
     ) throws(MergeBenchmarkError) -> MergeMeasurement {
-        var download = inputs.download
-        var local = inputs.local
-        // Make both arrays unique before the timed region.
-        download.reserveCapacity(download.count + 1)
-        local.reserveCapacity(local.count + 1)
+        // Both sides in buffers the client owns, before the timed region: it decoded the
+        // download, and its unsynced changesets are its own (their merged forms replace them).
+        var download = ownedCopy(inputs.download)
+        var local = ownedCopy(inputs.local)
         let merged = download.instructionCount
         let against = local.instructionCount
         var transformer = Transformer()
