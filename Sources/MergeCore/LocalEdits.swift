@@ -8,17 +8,23 @@
 /// A server merging an upload against its history must keep the history's reciprocal form
 /// for the uploading client. Rewriting every history changeset that lost an instruction
 /// copies the whole changeset (every map upload touches nearly every history changeset); the
-/// edits cost one entry per changed instruction instead, and `apply(to:from:)` turns them into
-/// changesets only when the reciprocal form is read (the client uploads again before it has
-/// downloaded). Applying the edits gives exactly the changesets `merge(incoming:local:…)`
-/// would have returned.
+/// edits cost one entry per changed instruction instead (12 bytes for a discard, 24 for a
+/// shifted list instruction, which keeps only its new indices), and `apply(to:from:)` turns
+/// them into changesets only when the reciprocal form is read (the client uploads again
+/// before it has downloaded). Applying the edits gives exactly the changesets
+/// `merge(incoming:local:…)` would have returned.
 public struct LocalEdits: Sendable, Hashable {
     /// `changeset << 32 | position`, ascending.
     public private(set) var keys: ContiguousArray<UInt64> = []
-    /// Per key: the index of its instruction in `replacements`, or -1 when it is discarded.
-    public private(set) var replacementIndex: ContiguousArray<Int32> = []
-    /// The rewritten instructions (shifted list indices, folded increments).
-    public private(set) var replacements: ContiguousArray<Instruction> = []
+    /// Per key: -1 when the instruction is discarded; `2 k` when it is a list instruction whose
+    /// indices are now `reindexed[k]`; `2 k + 1` when it is replaced by `replacements[k]`.
+    var actions: ContiguousArray<Int32> = []
+    /// New indices of re-indexed list instructions: 12 bytes where a whole instruction is 72,
+    /// and most edits of a contested list are shifts (a server's reciprocal history of a
+    /// text document shifts nearly every instruction).
+    var reindexed: ContiguousArray<ListIndices> = []
+    /// Instructions replaced whole (folded increments).
+    var replacements: ContiguousArray<Instruction> = []
 
     public init() {}
 
@@ -28,27 +34,39 @@ public struct LocalEdits: Sendable, Hashable {
 
     mutating func removeAll() {
         keys.removeAll(keepingCapacity: true)
-        replacementIndex.removeAll(keepingCapacity: true)
+        actions.removeAll(keepingCapacity: true)
+        reindexed.removeAll(keepingCapacity: true)
         replacements.removeAll(keepingCapacity: true)
     }
 
-    mutating func reserveCapacity(edits: Int, replacements replacementCount: Int) {
+    mutating func reserveCapacity(edits: Int) {
         keys.reserveCapacity(edits)
-        replacementIndex.reserveCapacity(edits)
-        replacements.reserveCapacity(replacementCount)
+        actions.reserveCapacity(edits)
     }
 
     /// Records an edit; keys must be appended in ascending order (precondition).
-    mutating func append(changeset: Int, position: Int, replacement: Instruction?) {
+    mutating func append(changeset: Int, position: Int, _ edit: Edit) {
         let key = UInt64(changeset) << 32 | UInt64(position)
         precondition(keys.last.map { $0 < key } ?? true, "local edits out of order")
         keys.append(key)
-        if let replacement {
-            replacementIndex.append(Int32(replacements.count))
-            replacements.append(replacement)
-        } else {
-            replacementIndex.append(-1)
+        switch edit {
+        case .discard:
+            actions.append(-1)
+        case .reindex(let indices):
+            actions.append(Int32(2 * reindexed.count))
+            reindexed.append(indices)
+        case .replace(let instruction):
+            actions.append(Int32(2 * replacements.count + 1))
+            replacements.append(instruction)
         }
+    }
+
+    /// What a merge did to one local instruction.
+    enum Edit {
+        case discard
+        /// A list instruction keeps everything but its indices.
+        case reindex(ListIndices)
+        case replace(Instruction)
     }
 
     /// Rewrites `changesets` (the local side as passed to the merge) into the merge's output:
@@ -70,13 +88,49 @@ public struct LocalEdits: Sendable, Hashable {
                 let editPosition = Int(truncatingIfNeeded: keys[edit] & 0xFFFF_FFFF)
                 precondition(editPosition < original.count, "local edit beyond its changeset")
                 rewritten.append(contentsOf: original[position..<editPosition])
-                let replacement = Int(replacementIndex[edit])
-                if replacement >= 0 { rewritten.append(replacements[replacement]) }
+                let action = Int(actions[edit])
+                if action >= 0 {
+                    rewritten.append(action & 1 == 0
+                        ? original[editPosition].withListIndices(reindexed[action >> 1])
+                        : replacements[action >> 1])
+                }
                 position = editPosition + 1
                 edit += 1
             }
             rewritten.append(contentsOf: original[position...])
             changesets[changesetIndex].instructions = rewritten
+        }
+    }
+}
+
+/// A list instruction's indices: `index` (ArrayMove: from), `index2` (ArrayMove: to, else
+/// unused) and `priorSize`.
+struct ListIndices: Sendable, Hashable {
+    var index: UInt32
+    var index2: UInt32
+    var priorSize: UInt32
+}
+
+extension Instruction {
+    /// This list instruction with its indices replaced by `indices`; the object, field and
+    /// value stay. Precondition: a list instruction (ArrayUpdate, ArrayInsert, ArrayMove,
+    /// ArrayErase).
+    func withListIndices(_ indices: ListIndices) -> Instruction {
+        switch self {
+        case let .arrayUpdate(object, field, _, value, _):
+            .arrayUpdate(object: object, field: field, index: indices.index, value: value,
+                         priorSize: indices.priorSize)
+        case let .arrayInsert(object, field, _, value, _):
+            .arrayInsert(object: object, field: field, index: indices.index, value: value,
+                         priorSize: indices.priorSize)
+        case let .arrayMove(object, field, _, _, _):
+            .arrayMove(object: object, field: field, from: indices.index, to: indices.index2,
+                       priorSize: indices.priorSize)
+        case let .arrayErase(object, field, _, _):
+            .arrayErase(object: object, field: field, index: indices.index,
+                        priorSize: indices.priorSize)
+        default:
+            preconditionFailure("only list instructions have list indices")
         }
     }
 }

@@ -917,17 +917,11 @@ public struct Transformer: Sendable {
     private func recordLocalEdits(_ edits: inout LocalEdits) {
         let changed = TransformArena.dirty | TransformArena.replaced
         var editCount = 0
-        var replacementCount = 0
-        for slot in 0..<arena.localCount {
-            let flags = arena.flags[slot]
-            if flags & TransformArena.alive == 0 {
-                editCount += 1
-            } else if flags & changed != 0 {
-                editCount += 1
-                replacementCount += 1
-            }
+        for slot in 0..<arena.localCount
+        where arena.flags[slot] & TransformArena.alive == 0 || arena.flags[slot] & changed != 0 {
+            editCount += 1
         }
-        edits.reserveCapacity(edits: editCount, replacements: replacementCount)
+        edits.reserveCapacity(edits: editCount)
         if editCount == 0 { return }
         for changesetIndex in 0..<localChangesetCount {
             let slotEnd = changesetIndex + 1 == localChangesetCount
@@ -939,13 +933,18 @@ public struct Transformer: Sendable {
                 let flags = arena.flags[slot]
                 if flags & TransformArena.alive == 0 || flags & changed != 0 {
                     let position = Int(arena.position[slot])
-                    var replacement: Instruction?
-                    if flags & TransformArena.alive != 0 {
-                        replacement = flags & TransformArena.dirty != 0
-                            ? arena.rebuilt(instructions[position], slot) : instructions[position]
+                    let edit: LocalEdits.Edit
+                    if flags & TransformArena.alive == 0 {
+                        edit = .discard
+                    } else if flags & TransformArena.replaced != 0 {
+                        // A folded increment (replaced in the merge's copy of the changeset);
+                        // a replaced instruction is never a list one, so it is never dirty.
+                        precondition(flags & TransformArena.dirty == 0, "replaced list instruction")
+                        edit = .replace(instructions[position])
+                    } else {
+                        edit = .reindex(arena.listIndices(slot))
                     }
-                    edits.append(changeset: changesetIndex, position: position,
-                                 replacement: replacement)
+                    edits.append(changeset: changesetIndex, position: position, edit)
                 }
                 slot += 1
             }

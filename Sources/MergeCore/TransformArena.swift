@@ -311,22 +311,13 @@ struct TransformArena: Sendable {
 
     /// `instruction` with the list indices and prior size of `slot`.
     func rebuilt(_ instruction: Instruction, _ slot: Int) -> Instruction {
-        switch instruction {
-        case let .arrayUpdate(object, field, _, value, _):
-            .arrayUpdate(object: object, field: field, index: index[slot], value: value,
-                         priorSize: priorSize[slot])
-        case let .arrayInsert(object, field, _, value, _):
-            .arrayInsert(object: object, field: field, index: index[slot], value: value,
-                         priorSize: priorSize[slot])
-        case let .arrayMove(object, field, _, _, _):
-            .arrayMove(object: object, field: field, from: index[slot], to: index2[slot],
-                       priorSize: priorSize[slot])
-        case let .arrayErase(object, field, _, _):
-            .arrayErase(object: object, field: field, index: index[slot],
-                        priorSize: priorSize[slot])
-        default:
-            preconditionFailure("only list instructions are rebuilt")
-        }
+        instruction.withListIndices(listIndices(slot))
+    }
+
+    /// The list indices of `slot` as the merge left them.
+    @inline(__always)
+    func listIndices(_ slot: Int) -> ListIndices {
+        ListIndices(index: index[slot], index2: index2[slot], priorSize: priorSize[slot])
     }
 }
 
