@@ -44,29 +44,35 @@ public struct LocalEdits: Sendable, Hashable {
         actions.reserveCapacity(edits)
     }
 
-    /// Records an edit; keys must be appended in ascending order (precondition).
-    mutating func append(changeset: Int, position: Int, _ edit: Edit) {
+    /// Records that instruction `position` of changeset `changeset` is discarded. Keys must be
+    /// appended in ascending order (precondition), by this and the two methods below.
+    @inline(__always)
+    mutating func appendDiscard(changeset: Int, position: Int) {
+        appendKey(changeset: changeset, position: position, action: -1)
+    }
+
+    /// Records that a list instruction keeps everything but its indices, now `indices`.
+    @inline(__always)
+    mutating func appendReindex(changeset: Int, position: Int, _ indices: ListIndices) {
+        appendKey(changeset: changeset, position: position, action: Int32(2 * reindexed.count))
+        reindexed.append(indices)
+    }
+
+    /// Records that an instruction is replaced whole (a folded increment). Rare: kept out of
+    /// line, so that the loop recording a merge's edits stays small.
+    @inline(never)
+    mutating func appendReplacement(changeset: Int, position: Int, _ instruction: Instruction) {
+        appendKey(changeset: changeset, position: position,
+                  action: Int32(2 * replacements.count + 1))
+        replacements.append(instruction)
+    }
+
+    @inline(__always)
+    private mutating func appendKey(changeset: Int, position: Int, action: Int32) {
         let key = UInt64(changeset) << 32 | UInt64(position)
         precondition(keys.last.map { $0 < key } ?? true, "local edits out of order")
         keys.append(key)
-        switch edit {
-        case .discard:
-            actions.append(-1)
-        case .reindex(let indices):
-            actions.append(Int32(2 * reindexed.count))
-            reindexed.append(indices)
-        case .replace(let instruction):
-            actions.append(Int32(2 * replacements.count + 1))
-            replacements.append(instruction)
-        }
-    }
-
-    /// What a merge did to one local instruction.
-    enum Edit {
-        case discard
-        /// A list instruction keeps everything but its indices.
-        case reindex(ListIndices)
-        case replace(Instruction)
+        actions.append(action)
     }
 
     /// Rewrites `changesets` (the local side as passed to the merge) into the merge's output:

@@ -376,8 +376,10 @@ public struct Transformer: Sendable {
         let fallbackAllPairs = try scan(localFileIdent: localFileIdent)
         if localEdits == nil && incomingEntries.count > Self.incomingEntriesKeptMax {
             // Only the server merge cuts scan columns from the entries; a client integrating a
-            // large download gives their memory back before the walk and the write-back.
+            // large download gives their memory back before the walk and the write-back, and
+            // the nodes too (only the scan reads them).
             incomingEntries = []
+            incomingNodes = []
         }
         let scanEnd = clock?() ?? 0
         phaseTimes.scanNs &+= scanEnd &- scanStart
@@ -917,9 +919,9 @@ public struct Transformer: Sendable {
     private func recordLocalEdits(_ edits: inout LocalEdits) {
         let changed = TransformArena.dirty | TransformArena.replaced
         var editCount = 0
-        for slot in 0..<arena.localCount
-        where arena.flags[slot] & TransformArena.alive == 0 || arena.flags[slot] & changed != 0 {
-            editCount += 1
+        for slot in 0..<arena.localCount {
+            let flags = arena.flags[slot]
+            if flags & TransformArena.alive == 0 || flags & changed != 0 { editCount += 1 }
         }
         edits.reserveCapacity(edits: editCount)
         if editCount == 0 { return }
@@ -933,18 +935,18 @@ public struct Transformer: Sendable {
                 let flags = arena.flags[slot]
                 if flags & TransformArena.alive == 0 || flags & changed != 0 {
                     let position = Int(arena.position[slot])
-                    let edit: LocalEdits.Edit
                     if flags & TransformArena.alive == 0 {
-                        edit = .discard
+                        edits.appendDiscard(changeset: changesetIndex, position: position)
                     } else if flags & TransformArena.replaced != 0 {
                         // A folded increment (replaced in the merge's copy of the changeset);
                         // a replaced instruction is never a list one, so it is never dirty.
                         precondition(flags & TransformArena.dirty == 0, "replaced list instruction")
-                        edit = .replace(instructions[position])
+                        edits.appendReplacement(changeset: changesetIndex, position: position,
+                                                instructions[position])
                     } else {
-                        edit = .reindex(arena.listIndices(slot))
+                        edits.appendReindex(changeset: changesetIndex, position: position,
+                                            arena.listIndices(slot))
                     }
-                    edits.append(changeset: changesetIndex, position: position, edit)
                 }
                 slot += 1
             }
