@@ -19,7 +19,7 @@ public enum MergeBenchmarkError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Counts the process's heap allocations for a benchmark. The merge modules do not interpose
+/// Counts heap allocations (per thread) for a benchmark. The merge modules do not interpose
 /// `malloc` themselves (the package-benchmark harness, which links them, brings its own
 /// interposer); `syncsim` passes one backed by its `CAllocationCount` target on glibc.
 public struct AllocationCounter: Sendable {
@@ -109,8 +109,8 @@ public enum MergeBenchmark {
     private static func runServer(
         _ inputs: MergeInputs, counter: AllocationCounter?
     ) throws(MergeBenchmarkError) -> MergeMeasurement {
-        // The server decodes each upload into buffers it owns, which the merge rewrites in
-        // place; `inputs` keeps the originals.
+        // The server decodes each upload into buffers it owns, which the merge replaces (and
+        // so releases) when it rewrites a changeset; `inputs` keeps the originals.
         var uploads = inputs.uploads.map(ownedCopy)
         let merged = inputs.instructionsMerged
         var against = 0
