@@ -660,8 +660,8 @@ public struct Transformer: Sendable {
             nodes.classify(instructions: instructions, into: &localBatch)
         }
         let entries = column ?? localBatch.entries
-        if scanLocalBatchInBulk(entries, count: count, changeset: changesetIndex,
-                                filterFields: filterFields) {
+        if try scanLocalBatchInBulk(entries, count: count, changeset: changesetIndex,
+                                    filterFields: filterFields) {
             return
         }
         var batchValid = true
@@ -701,17 +701,21 @@ public struct Transformer: Sendable {
     }
 
     /// The common case of `scanLocalBatch`: every instruction of the changeset is classified
-    /// (no `general` entry) and every one kept fills its slot from its entry. Then the kept
-    /// positions are gathered first and the arena grows once per column. Returns false, having
-    /// appended nothing, when the changeset is not such a case.
+    /// (no `general` entry). Then the kept positions are gathered first and the arena grows
+    /// once per column; the list indices of kept list instructions (the only entries that do
+    /// not fill their slot) are then read from the instructions, checked as
+    /// `TransformArena.append` checks them. Returns false, having appended nothing, when the
+    /// changeset is not such a case.
+    /// - Throws: `MergeError.indexBeyondPriorSize` for a list index beyond its prior size.
     @inline(__always)
     private mutating func scanLocalBatchInBulk(
         _ entries: ContiguousArray<ScanEntry>, count: Int, changeset changesetIndex: Int,
         filterFields: Bool
-    ) -> Bool {
+    ) throws(MergeError) -> Bool {
         let batchNodes = localBatch.node
         var kept = 0
         var bulk = true
+        var listKept = false
         localBatch.selected.withUnsafeMutableBufferPointer { selected in
             for position in 0..<count {
                 let batchNode = batchNodes[position]
@@ -724,17 +728,19 @@ public struct Transformer: Sendable {
                 if filterFields && !touched.interacts(node: batchNode, field: entry.field) {
                     continue
                 }
-                if !entry.fillsSlot {
-                    bulk = false
-                    return
-                }
+                if !entry.fillsSlot { listKept = true }
                 selected[kept] = Int32(position)
                 kept += 1
             }
         }
         if !bulk { return false }
+        let start = arena.count
         arena.appendEntries(entries, nodes: batchNodes, base: 0, selected: localBatch.selected,
-                            count: kept, changeset: changesetIndex)
+                            count: kept, changeset: changesetIndex, listIndicesFollow: listKept)
+        if listKept {
+            try arena.fillListIndices(from: changesets.local[changesetIndex].instructions,
+                                      slots: start..<arena.count)
+        }
         return true
     }
 

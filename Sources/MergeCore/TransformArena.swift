@@ -116,11 +116,14 @@ struct TransformArena: Sendable {
 
     /// Appends one slot per position `p` in `selected[0 ..< count]` (ascending; with
     /// `selected` nil, `0 ..< count`), filled from `entries[base + p]` and `nodes[base + p]`
-    /// alone (every such entry must `fillsSlot`): what `append(_:changeset:position:node:)`
-    /// does for each, with one uniqueness check per column instead of one per column and slot.
+    /// alone: what `append(_:changeset:position:node:)` does for each, with one uniqueness
+    /// check per column instead of one per column and slot. Every entry must `fillsSlot`,
+    /// unless `listIndicesFollow`: then the caller fills the list indices of the list slots
+    /// (`fillListIndices`) before anything reads them.
     mutating func appendEntries(
         _ entries: ContiguousArray<ScanEntry>, nodes: ContiguousArray<Int32>, base: Int,
-        selected: ContiguousArray<Int32>?, count: Int, changeset changesetIndex: Int
+        selected: ContiguousArray<Int32>?, count: Int, changeset changesetIndex: Int,
+        listIndicesFollow: Bool = false
     ) {
         if count == 0 { return }
         let start = kind.count
@@ -147,7 +150,7 @@ struct TransformArena: Sendable {
                                             let at = identity ? offset : Int(chosen[offset])
                                             let entry = entries[base + at]
                                             precondition(
-                                                entry.fillsSlot,
+                                                listIndicesFollow || entry.fillsSlot,
                                                 "appendEntries needs slots without list indices")
                                             kind[start + offset] = entry.kind
                                             flags[start + offset] = entry.flags
@@ -165,6 +168,49 @@ struct TransformArena: Sendable {
         }
     }
 
+    /// Reads the list indices of the list slots among `slots` (appended by `appendEntries`
+    /// with `listIndicesFollow`) from their changeset's `instructions`, with the checks of
+    /// `append(_:changeset:position:node:)`.
+    /// - Throws: `MergeError.indexBeyondPriorSize`.
+    mutating func fillListIndices(
+        from instructions: ContiguousArray<Instruction>, slots: Range<Int>
+    ) throws(MergeError) {
+        for slot in slots where Kind.isList(kind[slot]) {
+            let indices = try Self.checkedListIndices(instructions[Int(position[slot])])
+            index[slot] = indices.index
+            index2[slot] = indices.index2
+            priorSize[slot] = indices.priorSize
+        }
+    }
+
+    /// The list indices of a list instruction, checked against its prior size.
+    @inline(__always)
+    static func checkedListIndices(_ instruction: Instruction) throws(MergeError) -> ListIndices {
+        switch instruction {
+        case let .arrayUpdate(_, _, listIndex, _, priorSize),
+            let .arrayErase(_, _, listIndex, priorSize):
+            guard listIndex < priorSize else {
+                throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
+            }
+            return ListIndices(index: listIndex, index2: 0, priorSize: priorSize)
+        case let .arrayInsert(_, _, listIndex, _, priorSize):
+            guard listIndex <= priorSize else {
+                throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
+            }
+            return ListIndices(index: listIndex, index2: 0, priorSize: priorSize)
+        case let .arrayMove(_, _, from, to, priorSize):
+            guard from < priorSize else {
+                throw .indexBeyondPriorSize(index: from, priorSize: priorSize)
+            }
+            guard to < priorSize else {
+                throw .indexBeyondPriorSize(index: to, priorSize: priorSize)
+            }
+            return ListIndices(index: from, index2: to, priorSize: priorSize)
+        default:
+            preconditionFailure("only list instructions have list indices")
+        }
+    }
+
     /// Scans `instructions[offset]` into a new slot, matching the element in place (no copy
     /// of the instruction).
     @inline(__always)
@@ -175,9 +221,6 @@ struct TransformArena: Sendable {
         var flag = Self.alive
         var kindCode: UInt8
         var fieldValue = UInt32.max
-        var first: UInt32 = 0
-        var second: UInt32 = 0
-        var size: UInt32 = 0
         switch instructions[offset] {
         case .addTable:
             kindCode = Kind.addTable
@@ -207,50 +250,28 @@ struct TransformArena: Sendable {
         case let .setErase(_, field, _):
             kindCode = Kind.setErase
             fieldValue = field
-        case let .arrayUpdate(_, field, listIndex, _, priorSize):
+        case let .arrayUpdate(_, field, _, _, _):
             kindCode = Kind.arrayUpdate
             fieldValue = field
-            first = listIndex
-            size = priorSize
-            guard listIndex < priorSize else {
-                throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
-            }
-        case let .arrayInsert(_, field, listIndex, _, priorSize):
+        case let .arrayInsert(_, field, _, _, _):
             kindCode = Kind.arrayInsert
             fieldValue = field
-            first = listIndex
-            size = priorSize
-            guard listIndex <= priorSize else {
-                throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
-            }
-        case let .arrayMove(_, field, from, to, priorSize):
+        case let .arrayMove(_, field, _, _, _):
             kindCode = Kind.arrayMove
             fieldValue = field
-            first = from
-            second = to
-            size = priorSize
-            guard from < priorSize else {
-                throw .indexBeyondPriorSize(index: from, priorSize: priorSize)
-            }
-            guard to < priorSize else {
-                throw .indexBeyondPriorSize(index: to, priorSize: priorSize)
-            }
-        case let .arrayErase(_, field, listIndex, priorSize):
+        case let .arrayErase(_, field, _, _):
             kindCode = Kind.arrayErase
             fieldValue = field
-            first = listIndex
-            size = priorSize
-            guard listIndex < priorSize else {
-                throw .indexBeyondPriorSize(index: listIndex, priorSize: priorSize)
-            }
         }
+        var indices = ListIndices(index: 0, index2: 0, priorSize: 0)
+        if Kind.isList(kindCode) { indices = try Self.checkedListIndices(instructions[offset]) }
         kind.append(kindCode)
         flags.append(flag)
         node.append(objectNode)
         field.append(fieldValue)
-        index.append(first)
-        index2.append(second)
-        priorSize.append(size)
+        index.append(indices.index)
+        index2.append(indices.index2)
+        priorSize.append(indices.priorSize)
         changeset.append(UInt32(truncatingIfNeeded: changesetIndex))
         position.append(UInt32(truncatingIfNeeded: offset))
     }

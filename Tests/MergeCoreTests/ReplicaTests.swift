@@ -178,6 +178,61 @@ struct ReplicaTests {
         }
     }
 
+    @Test("a merge rejects a list index beyond its prior size, on either side and scan path")
+    func indexBeyondPriorSize() {
+        let object = object1
+        let valid = Instruction.arrayInsert(object: object, field: 3, index: 0, value: .int(1),
+                                            priorSize: 2)
+        // Each bad instruction at the first index its kind does not allow.
+        let bad: [(Instruction, MergeError)] = [
+            (.arrayInsert(object: object, field: 3, index: 3, value: .int(1), priorSize: 2),
+             .indexBeyondPriorSize(index: 3, priorSize: 2)),
+            (.arrayErase(object: object, field: 3, index: 2, priorSize: 2),
+             .indexBeyondPriorSize(index: 2, priorSize: 2)),
+            (.arrayUpdate(object: object, field: 3, index: 2, value: .int(1), priorSize: 2),
+             .indexBeyondPriorSize(index: 2, priorSize: 2)),
+            (.arrayMove(object: object, field: 3, from: 2, to: 0, priorSize: 2),
+             .indexBeyondPriorSize(index: 2, priorSize: 2)),
+            (.arrayMove(object: object, field: 3, from: 0, to: 2, priorSize: 2),
+             .indexBeyondPriorSize(index: 2, priorSize: 2)),
+        ]
+        // A link in the same local changeset makes the scan read every instruction one by
+        // one; without it, the local changeset is read in bulk.
+        let link = Instruction.update(object: object, field: 4, value: .link(object), isDefault: false)
+        for (instruction, error) in bad {
+            for withLink in [false, true] {
+                var transformer = Transformer()
+                var incoming: ContiguousArray<Changeset> = [Changeset(
+                    originTimestamp: 1, originFileIdent: 5, instructions: [valid])]
+                var local: ContiguousArray<Changeset> = [Changeset(
+                    originTimestamp: 2, instructions: withLink ? [link, instruction] : [instruction])]
+                #expect(throws: error) {
+                    try transformer.merge(incoming: &incoming, local: &local, localFileIdent: 3)
+                }
+                var badIncoming: ContiguousArray<Changeset> = [Changeset(
+                    originTimestamp: 1, originFileIdent: 5,
+                    instructions: withLink ? [link, instruction] : [instruction])]
+                var validLocal: ContiguousArray<Changeset> = [Changeset(
+                    originTimestamp: 2, instructions: [valid])]
+                #expect(throws: error) {
+                    try transformer.merge(incoming: &badIncoming, local: &validLocal,
+                                          localFileIdent: 3)
+                }
+            }
+        }
+        // At the bounds themselves every kind is accepted.
+        var transformer = Transformer()
+        var incoming: ContiguousArray<Changeset> = [Changeset(
+            originTimestamp: 1, originFileIdent: 5, instructions: [valid])]
+        var local: ContiguousArray<Changeset> = [Changeset(originTimestamp: 2, instructions: [
+            .arrayInsert(object: object, field: 3, index: 2, value: .int(1), priorSize: 2),
+            .arrayErase(object: object, field: 3, index: 2, priorSize: 3),
+        ])]
+        #expect(throws: Never.self) {
+            try transformer.merge(incoming: &incoming, local: &local, localFileIdent: 3)
+        }
+    }
+
     @Test("precondition: a local-origin changeset merged without a local file ident traps")
     func localFileIdentPrecondition() async {
         await #expect(processExitsWith: .failure) {
