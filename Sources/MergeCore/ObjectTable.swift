@@ -10,7 +10,7 @@
 /// The content of one field of one object.
 enum FieldContent: Hashable, Sendable {
     case scalar(Value)
-    case list(ContiguousArray<Value>)
+    case list(ChunkedList)
     /// Sorted by `valueLess`, unique.
     case set(ContiguousArray<Value>)
 }

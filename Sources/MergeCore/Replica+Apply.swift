@@ -262,13 +262,13 @@ extension Replica {
 
     private mutating func editList(
         _ index: Int, _ field: FieldID,
-        _ body: (inout ContiguousArray<Value>) throws(ApplyError) -> Void
+        _ body: (inout ChunkedList) throws(ApplyError) -> Void
     ) throws(ApplyError) {
         var position = objects.records[index].fieldPosition(field)
         if position < 0 {
             position = -position - 1
             objects.records[index].fields.insert(
-                FieldSlot(field: field, content: .list([])), at: position)
+                FieldSlot(field: field, content: .list(ChunkedList())), at: position)
         }
         guard case .list(var list) = objects.records[index].fields[position].content else {
             preconditionFailure("list column holds a non-list value")
@@ -316,7 +316,7 @@ extension Replica {
 }
 
 @inline(__always)
-private func checkSize(_ list: ContiguousArray<Value>, _ priorSize: UInt32) throws(ApplyError) {
+private func checkSize(_ list: ChunkedList, _ priorSize: UInt32) throws(ApplyError) {
     guard list.count == Int(priorSize) else {
         throw .priorSizeMismatch(priorSize: priorSize, size: UInt32(truncatingIfNeeded: list.count))
     }
