@@ -30,9 +30,10 @@
 //! (min iₖ … max iₖ − pₖ, the majors that cannot pass it whole) would grow wider than
 //! `ListBlockSettings.spanMax` (a cursor jump; a typing run keeps it one or two wide) or at
 //! `lengthMax` minors, with its summary (`ListRunSummary`: min index, max iₖ − pₖ, net delta,
-//! first prior size) and the index and size shifts it owes its minors. Those shifts are applied lazily: a block's minors are brought up to date
-//! (`settle`) before anything reads them pair by pair, that is before the walk, before any
-//! other rule meets the group (`Transformer.settleListBlocks`) and before the write-back.
+//! first prior size) and the index and size shifts it owes its minors. Those shifts are
+//! applied lazily: a block's minors are brought up to date (`settle`) before anything reads
+//! them pair by pair, that is before the walk, before any other rule meets the group
+//! (`Transformer.settleListBlocks`) and before the write-back.
 //! A walked block's summary is recomputed the next time it is tried.
 //!
 //! The local side types in runs too. A run of consecutive local ArrayInsert/ArrayErase slots
@@ -518,6 +519,13 @@ extension TransformArena {
                 || (isList && zone.zoneWidth(adding: index[slot]) > Int64(settings.spanMax))
             {
                 listBlocks.append(ListBlock(start: start, end: cursor))
+                // Blocks only add up (the last one is still to come): once they are too many
+                // for the average, the answer is known, so edits at random positions stop
+                // here instead of cutting the whole group.
+                if (listBlocks.count - first + 1) * settings.averageLengthMin > to - from {
+                    listBlocks.removeLast(listBlocks.count - first)
+                    return nil
+                }
                 start = cursor
                 zone = ListRunSummary()
             }
