@@ -496,6 +496,68 @@ extension TransformArena {
         return (stoppedAt, mismatch)
     }
 
+    /// `mergeListRun` for consecutive local majors, in one pass over raw buffers: from slot
+    /// `first` on, every dead slot is skipped and every alive ArrayInsert or ArrayErase whose
+    /// group is known to have no blocks (`blockLower[root] == -2`, decided by
+    /// `Transformer.listBlocks` once the group is packed) walks all of its
+    /// group's minors (`groupStart[root] ..< groupStart[root + 1]`), exactly as
+    /// `Transformer.mergeListMajor` would start it. A contested list's majors each meet a few
+    /// minors per merge when many clients upload small changesets; this pays the dispatch and
+    /// the buffer set-up once per sweep instead of once per major.
+    ///
+    /// - Returns: where the sweep stopped: `major` is the first slot it did not finish
+    ///   (`localCount` if none); `cursor` is -1 if the sweep did not start that slot (another
+    ///   kind, or a group not yet decided: the caller takes the usual path), else the
+    ///   minor position the slot's walk stopped at, which needs the generic rules; `mismatch`
+    ///   is a prior-size mismatch found there.
+    /// - Complexity: O(the minors walked + slots swept).
+    mutating func sweepListMajors(
+        from first: Int, roots: ContiguousArray<Int32>, groupStart: ContiguousArray<Int32>,
+        blockLower: ContiguousArray<Int32>, ranks: ContiguousArray<UInt32>,
+        minors: ContiguousArray<Int32>
+    ) -> (major: Int, cursor: Int, mismatch: MergeError?) {
+        let end = localCount
+        let (kinds, nodes, fields, owners) = (kind, node, field, changeset)
+        var swept = 0
+        defer { listMajorsSwept &+= swept }
+        return withListRunBuffers(minors: minors, withBlocks: false) { buffers, _ in
+            var major = first
+            while major < end {
+                if buffers.flags[major] & Self.alive == 0 {
+                    major += 1
+                    continue
+                }
+                // Another kind (a schema instruction has no node) ends the sweep.
+                let kind = kinds[major]
+                guard kind == Kind.arrayInsert || kind == Kind.arrayErase else {
+                    return (major, -1, nil)
+                }
+                let root = Int(roots[Int(nodes[major])])
+                guard blockLower[root] == -2 else { return (major, -1, nil) }
+                let groupEnd = Int(groupStart[root + 1])
+                var state = ListMajor(
+                    node: nodes[major], field: fields[major], isInsert: kind == Kind.arrayInsert,
+                    rank: ranks[Int(owners[major])], index: buffers.indices[major],
+                    size: buffers.sizes[major])
+                let (stop, mismatch) = buffers.walk(&state, from: Int(groupStart[root]),
+                                                    to: groupEnd)
+                swept += 1
+                // `mergeListRun`'s write-back.
+                if state.index != buffers.indices[major] || state.size != buffers.sizes[major] {
+                    buffers.indices[major] = state.index
+                    buffers.sizes[major] = state.size
+                    buffers.flags[major] |= Self.dirty
+                }
+                if !state.alive { buffers.flags[major] &= ~Self.alive }
+                if mismatch != nil || (state.alive && stop < groupEnd) {
+                    return (major, stop, mismatch)
+                }
+                major += 1
+            }
+            return (end, -1, nil)
+        }
+    }
+
     /// Cuts the group minors at `from ..< to` into `listBlocks` (appended, stale, in order).
     /// A block ends at `settings.lengthMax` minors, or before an alive list minor that would
     /// widen its straddle zone (min index ... max index − prefix delta: the majors that cannot

@@ -270,6 +270,9 @@ public struct Transformer: Sendable {
     var fieldRuns = FieldRunIndex()
     /// Off: every local instruction takes the pairwise walk (the differential tests' reference).
     var fieldRunsEnabled = true
+    /// Off: every local list edit is dispatched on its own (`mergeWithGroup`), never swept
+    /// (`TransformArena.sweepListMajors`); the differential tests' reference.
+    var listSweepEnabled = true
     /// Groups with fewer incoming instructions take the pairwise walk (cheaper when small).
     var fieldRunsGroupCountMin = 32
     /// How list groups are cut into blocks that the list loop can pass whole
@@ -400,6 +403,9 @@ public struct Transformer: Sendable {
         // Runs of local list edits (typing) can pass list blocks together.
         let majorRunsPossible = listBlockSettings.enabled && schemaPositions.isEmpty
             && !fallbackAllPairs
+        // Local list edits on groups that walk every pair go through one sweep
+        // (`TransformArena.sweepListMajors`) until one needs anything else.
+        let listSweepPossible = listSweepEnabled && schemaPositions.isEmpty && !fallbackAllPairs
         var major = 0
         while major < localCount {
             if !arena.isAlive(major) {
@@ -420,7 +426,28 @@ public struct Transformer: Sendable {
                 let run = majorRunsPossible
                         && (kind == Kind.arrayInsert || kind == Kind.arrayErase)
                     ? majorRun(from: major) : major..<major
-                if run.isEmpty {
+                if run.isEmpty && listSweepPossible
+                    && (kind == Kind.arrayInsert || kind == Kind.arrayErase)
+                {
+                    let sweep = arena.sweepListMajors(
+                        from: major, roots: nodeRoot, groupStart: groupStart,
+                        blockLower: groupBlockLower, ranks: changesetRank,
+                        minors: groupPositions)
+                    if let mismatch = sweep.mismatch { throw mismatch }
+                    if sweep.cursor >= 0 {
+                        // That major stopped at a minor for the generic rules: go on as
+                        // `mergeListMajor` does (its walk stops there again at once).
+                        let root = Int(nodeRoot[Int(arena.node[sweep.major])])
+                        try mergeListMajor(sweep.major, from: sweep.cursor,
+                                           to: Int(groupStart[root + 1]), blocks: 0..<0)
+                        major = sweep.major + 1
+                    } else if sweep.major > major {
+                        major = sweep.major
+                    } else {
+                        try mergeWithGroup(major)
+                        major += 1
+                    }
+                } else if run.isEmpty {
                     try mergeWithGroup(major)
                     major += 1
                 } else {

@@ -56,6 +56,8 @@ struct TransformArena: Sendable {
     /// How many times a list major passed a whole block, alone or in a run (a statistic for
     /// tests; never reset).
     var listBlocksPassed = 0
+    /// How many list majors `sweepListMajors` walked (a statistic for tests; never reset).
+    var listMajorsSwept = 0
 
     var count: Int { kind.count }
 

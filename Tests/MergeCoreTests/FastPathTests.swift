@@ -317,12 +317,14 @@ struct TouchedFieldsTests {
     }
 }
 
-/// The reference transformer (every local instruction of a touched object, pairwise) and one
-/// that takes every fast path (field runs for any group, the field filter always built).
+/// The reference transformer (every local instruction of a touched object, pairwise, each on
+/// its own) and one that takes every fast path (field runs for any group, the field filter
+/// always built, list edits swept).
 func pairwiseAndFastTransformers() -> (pairwise: Transformer, fast: Transformer) {
     var pairwise = Transformer()
     pairwise.fieldRunsEnabled = false
     pairwise.touchedFieldsFilterEnabled = false
+    pairwise.listSweepEnabled = false
     var fast = Transformer()
     fast.fieldRunsGroupCountMin = 1
     fast.touchedFieldsLocalRatioMin = 0

@@ -144,6 +144,7 @@ func corrupted(_ changesets: [Changeset], base: Replica) -> Bool {
 func referenceAndBlockedTransformers(_ random: RandomStream) -> (Transformer, Transformer) {
     var reference = Transformer()
     reference.listBlockSettings.enabled = false
+    reference.listSweepEnabled = false
     var blocked = Transformer()
     blocked.listBlockSettings = ListBlockSettings(
         enabled: true, groupCountMin: 1, lengthMax: 1 + Int(random.uniformInt(below: 12)),
@@ -151,8 +152,22 @@ func referenceAndBlockedTransformers(_ random: RandomStream) -> (Transformer, Tr
     return (reference, blocked)
 }
 
-/// Runs one seed of a local and an incoming typing side; returns a failure or nil.
-func runListBlockSeed(_ seed: UInt64) -> String? {
+/// A transformer that dispatches every local list edit on its own, and one that sweeps them
+/// (`TransformArena.sweepListMajors`); neither cuts blocks, so every list group walks every
+/// pair and the sweep takes every list edit it can.
+func referenceAndSweepingTransformers() -> (reference: Transformer, sweeping: Transformer) {
+    var reference = Transformer()
+    reference.listBlockSettings.enabled = false
+    reference.listSweepEnabled = false
+    var sweeping = Transformer()
+    sweeping.listBlockSettings.enabled = false
+    return (reference, sweeping)
+}
+
+/// Runs one seed of a local and an incoming typing side; returns a failure or nil. With
+/// `sweep`, compares the sweeping transformer with the per-edit one (and adds the list edits
+/// it swept to `swept`); otherwise the blocked one with the pairwise walk.
+func runListBlockSeed(_ seed: UInt64, sweep: Bool = false, swept: inout Int) -> String? {
     let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_4C4B))
     do {
         let schemaChanges = random.chance(1, outOf: 3)
@@ -163,11 +178,19 @@ func runListBlockSeed(_ seed: UInt64) -> String? {
         var incoming = try typingSide(base: base, random: random,
                                       fileIdent: 2 + random.uniformInt(below: 2), tag: 2)
         if random.chance(1, outOf: 4) { corruptPriorSize(&incoming, random) }
+        let checkConvergence = !corrupted(incoming, base: base) && !corrupted(local, base: base)
+        if sweep {
+            var (reference, sweeping) = referenceAndSweepingTransformers()
+            let failure = compareMerges(
+                reference: &reference, actual: &sweeping, base: base, local: local,
+                incoming: incoming, checkConvergence: checkConvergence)
+            swept += sweeping.arena.listMajorsSwept
+            return failure.map { "sweep: \($0)" }
+        }
         var (reference, blocked) = referenceAndBlockedTransformers(random)
         let failure = compareMerges(
             reference: &reference, actual: &blocked, base: base, local: local,
-            incoming: incoming,
-            checkConvergence: !corrupted(incoming, base: base) && !corrupted(local, base: base))
+            incoming: incoming, checkConvergence: checkConvergence)
         return failure.map { "\($0)\n\(blocked.listBlockSettings)" }
     } catch {
         return "generator error: \(error)"
@@ -175,18 +198,21 @@ func runListBlockSeed(_ seed: UInt64) -> String? {
 }
 
 /// Four typing clients integrated in turn, as a server does, by the reference and by the
-/// blocked transformer (`compareServerHistories`).
-func runListBlockServerSeed(_ seed: UInt64) -> String? {
+/// blocked transformer (`compareServerHistories`); with `sweep`, by the per-edit and the
+/// sweeping transformer (adding the list edits swept to `swept`).
+func runListBlockServerSeed(_ seed: UInt64, sweep: Bool = false, swept: inout Int) -> String? {
     let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_5356))
     do {
         let base = try typingBase()
-        var (reference, blocked) = referenceAndBlockedTransformers(random)
-        let failure = try compareServerHistories(reference: &reference, actual: &blocked) {
+        var (reference, actual) = sweep
+            ? referenceAndSweepingTransformers() : referenceAndBlockedTransformers(random)
+        let failure = try compareServerHistories(reference: &reference, actual: &actual) {
             client in
             try typingSide(base: base, random: random, fileIdent: UInt64(2 + client),
                            tag: Int64(client + 1))
         }
-        return failure.map { "\($0) (\(blocked.listBlockSettings))" }
+        swept += actual.arena.listMajorsSwept
+        return failure.map { "\($0) (\(actual.listBlockSettings), sweep \(sweep))" }
     } catch {
         return "generator error: \(error)"
     }
@@ -196,12 +222,34 @@ func runListBlockServerSeed(_ seed: UInt64) -> String? {
 struct ListBlockTests {
     @Test("typing sides with every kind of edit between")
     func typingSides() {
-        recordSeedFailures(firstSeed: 1, keySpace: 2) { runListBlockSeed($0) }
+        var swept = 0
+        recordSeedFailures(firstSeed: 1, keySpace: 2) { runListBlockSeed($0, swept: &swept) }
     }
 
     @Test("four typing clients integrated in turn, with local edits")
     func serverHistory() {
-        recordSeedFailures(firstSeed: 1, keySpace: 2) { runListBlockServerSeed($0) }
+        var swept = 0
+        recordSeedFailures(firstSeed: 1, keySpace: 2) {
+            runListBlockServerSeed($0, swept: &swept)
+        }
+    }
+
+    /// The sweep of local list edits (`TransformArena.sweepListMajors`) against dispatching
+    /// each on its own: the same sides (every kind of edit between, prior sizes sometimes
+    /// corrupted), with no blocks, so every list group walks every pair.
+    @Test("sweeping local list edits equals dispatching each on its own")
+    func sweepEqualsPerEdit() {
+        var swept = 0
+        recordSeedFailures(firstSeed: 1, keySpace: 2) {
+            runListBlockSeed($0, sweep: true, swept: &swept)
+        }
+        var serverSwept = 0
+        recordSeedFailures(firstSeed: 1, keySpace: 2) {
+            runListBlockServerSeed($0, sweep: true, swept: &serverSwept)
+        }
+        // Not vacuous: most local list edits were swept (a group's first edit is not).
+        #expect(swept > 10_000, "swept \(swept) list edits")
+        #expect(serverSwept > 10_000, "swept \(serverSwept) list edits in server histories")
     }
 
     @Test("the default settings pass whole blocks of a long typing run")
@@ -216,6 +264,7 @@ struct ListBlockTests {
                                           otherEditsPercent: 0)
             var reference = Transformer()
             reference.listBlockSettings.enabled = false
+            reference.listSweepEnabled = false
             var blocked = Transformer()
             let expected = mergeResult(&reference, incoming: incoming, local: local)
             let actual = mergeResult(&blocked, incoming: incoming, local: local)
