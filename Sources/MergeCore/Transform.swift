@@ -85,7 +85,9 @@
 //! over raw buffers (`TransformArena.mergeListRun`) keeps ArrayInsert/ArrayErase pairs at a
 //! few nanoseconds each, but no index-based transform that stays equal to the pairwise grid
 //! (which client and server must agree on, whatever their batching) avoids the product for
-//! edits at random positions. Edits that come in runs (a typing cursor) do: a list group of
+//! edits at random positions (consecutive local edits on such lists are swept in one pass over
+//! raw buffers, `TransformArena.sweepListMajors`, so a merge of many small uploads does not pay
+//! a dispatch per edit). Edits that come in runs (a typing cursor) do: a list group of
 //! at least 64 incoming instructions is cut into blocks, and a local list instruction passes a
 //! whole block in O(1) when the block's summary proves that every minor in it lies above it
 //! or below it (`Transform+ListBlocks.swift`); the result is still the grid's, bit for bit.
