@@ -336,6 +336,18 @@ struct ListRunBuffers {
         return (cursor, mismatch)
     }
 
+    /// Writes `major`'s state back to its slot `slot`: new indices mark it dirty, and a
+    /// discarded major loses its alive bit.
+    @inline(__always)
+    func store(_ major: ListMajor, at slot: Int) {
+        if major.index != indices[slot] || major.size != sizes[slot] {
+            indices[slot] = major.index
+            sizes[slot] = major.size
+            flags[slot] |= TransformArena.dirty
+        }
+        if !major.alive { flags[slot] &= ~TransformArena.alive }
+    }
+
     /// Recomputes `block`'s summary from its minors (which must be up to date).
     func summarise(_ block: inout ListBlock) {
         var summary = ListRunSummary()
@@ -449,6 +461,7 @@ extension TransformArena {
         let withBlocks = !blocks.isEmpty
         let (stoppedAt, mismatch) = withListRunBuffers(minors: minors, withBlocks: withBlocks) {
             buffers, blockBuffer in
+            defer { buffers.store(state, at: major) }
             if !withBlocks { return buffers.walk(&state, from: from, to: to) }
             // The block holding `from`.
             var low = blocks.lowerBound
@@ -486,12 +499,6 @@ extension TransformArena {
             }
             return (cursor, nil)
         }
-        if state.index != index[major] || state.size != priorSize[major] {
-            index[major] = state.index
-            priorSize[major] = state.size
-            flags[major] |= Self.dirty
-        }
-        if !state.alive { flags[major] &= ~Self.alive }
         listBlocksPassed &+= passed
         return (stoppedAt, mismatch)
     }
@@ -542,13 +549,7 @@ extension TransformArena {
                 let (stop, mismatch) = buffers.walk(&state, from: Int(groupStart[root]),
                                                     to: groupEnd)
                 swept += 1
-                // `mergeListRun`'s write-back.
-                if state.index != buffers.indices[major] || state.size != buffers.sizes[major] {
-                    buffers.indices[major] = state.index
-                    buffers.sizes[major] = state.size
-                    buffers.flags[major] |= Self.dirty
-                }
-                if !state.alive { buffers.flags[major] &= ~Self.alive }
+                buffers.store(state, at: major)
                 if mismatch != nil || (state.alive && stop < groupEnd) {
                     return (major, stop, mismatch)
                 }
@@ -724,6 +725,23 @@ extension Transformer {
                 if !arena.isAlive(major) { return }
             }
         }
+    }
+
+    /// Sweeps the local list edits from `major` on (`TransformArena.sweepListMajors`), and
+    /// finishes as `mergeListMajor` does an edit whose walk stopped at a minor for the
+    /// generic rules (its walk stops there again at once).
+    /// - Returns: the next local slot to merge, or nil when the sweep could not take `major`
+    ///   (the caller dispatches it on its own).
+    mutating func sweepListEdits(from major: Int) throws(MergeError) -> Int? {
+        let sweep = arena.sweepListMajors(
+            from: major, roots: nodeRoot, groupStart: groupStart, blockLower: groupBlockLower,
+            ranks: changesetRank, minors: groupPositions)
+        if let mismatch = sweep.mismatch { throw mismatch }
+        if sweep.cursor < 0 { return sweep.major > major ? sweep.major : nil }
+        let root = Int(nodeRoot[Int(arena.node[sweep.major])])
+        try mergeListMajor(sweep.major, from: sweep.cursor, to: Int(groupStart[root + 1]),
+                           blocks: 0..<0)
+        return sweep.major + 1
     }
 
     /// The local slots from `first` on that `mergeMajorRun` can take together: consecutive

@@ -425,36 +425,18 @@ public struct Transformer: Sendable {
                 major += 1
             } else {
                 let kind = arena.kind[major]
-                let run = majorRunsPossible
-                        && (kind == Kind.arrayInsert || kind == Kind.arrayErase)
-                    ? majorRun(from: major) : major..<major
-                if run.isEmpty && listSweepPossible
-                    && (kind == Kind.arrayInsert || kind == Kind.arrayErase)
-                {
-                    let sweep = arena.sweepListMajors(
-                        from: major, roots: nodeRoot, groupStart: groupStart,
-                        blockLower: groupBlockLower, ranks: changesetRank,
-                        minors: groupPositions)
-                    if let mismatch = sweep.mismatch { throw mismatch }
-                    if sweep.cursor >= 0 {
-                        // That major stopped at a minor for the generic rules: go on as
-                        // `mergeListMajor` does (its walk stops there again at once).
-                        let root = Int(nodeRoot[Int(arena.node[sweep.major])])
-                        try mergeListMajor(sweep.major, from: sweep.cursor,
-                                           to: Int(groupStart[root + 1]), blocks: 0..<0)
-                        major = sweep.major + 1
-                    } else if sweep.major > major {
-                        major = sweep.major
-                    } else {
-                        try mergeWithGroup(major)
-                        major += 1
-                    }
-                } else if run.isEmpty {
-                    try mergeWithGroup(major)
-                    major += 1
-                } else {
+                let isListEdit = kind == Kind.arrayInsert || kind == Kind.arrayErase
+                let run = majorRunsPossible && isListEdit ? majorRun(from: major) : major..<major
+                if !run.isEmpty {
                     try mergeMajorRun(run)
                     major = run.upperBound
+                } else if listSweepPossible && isListEdit,
+                    let next = try sweepListEdits(from: major)
+                {
+                    major = next
+                } else {
+                    try mergeWithGroup(major)
+                    major += 1
                 }
             }
         }
