@@ -216,6 +216,59 @@ struct ListMajorRun: Sendable {
         summary.shiftSizes(by: blockDelta)
         return true
     }
+
+    /// `pass` over the blocks `from ..< to` while each is uniform on the run's list, starts
+    /// at the run's prior size, and lies wholly above or below it: the common case, in one
+    /// loop over the blocks in place, with the run's state in registers and no per-block
+    /// dispatch on the block's state or the side (a run meets blocks above and below it in no
+    /// predictable order). Every update is `pass`'s, in the same order, so the result is too.
+    /// - Returns: the first block it did not pass (`to` when none); `pass` decides that one.
+    /// - Complexity: O(blocks passed), about 2 ns each (text-like, 10^6 instructions).
+    @inline(__always)
+    mutating func passUniform(_ blocks: UnsafeMutableBufferPointer<ListBlock>, from: Int,
+                              to: Int) -> Int {
+        let (node, field, runDelta) = (summary.node, summary.field, summary.netDelta)
+        let runDelta32 = Int32(truncatingIfNeeded: runDelta)
+        var runMin = summary.minIndex
+        var runMaxBelow = summary.maxBelow
+        var runSize = summary.firstSize
+        var indexShift: Int32 = 0
+        var sizeShift: Int32 = 0
+        var blockIndex = from
+        while blockIndex < to {
+            let block = blocks.baseAddress! + blockIndex
+            guard block.pointee.state == .uniform && block.pointee.summary.node == node
+                && block.pointee.summary.field == field
+                && block.pointee.summary.firstSize == runSize
+            else { break }
+            let blockMin = Int64(block.pointee.summary.minIndex)
+            let blockMaxBelow = block.pointee.summary.maxBelow
+            let above = blockMin > runMaxBelow
+            guard above || blockMaxBelow < Int64(runMin) else { break }
+            let blockDelta = block.pointee.summary.netDelta
+            // Above: the block's indices move by the run's delta. Below: the run's by the
+            // block's. Prior sizes move either way.
+            let blockShift = above ? runDelta : 0
+            let runShift = above ? 0 : blockDelta
+            block.pointee.indexOffset &+= Int32(truncatingIfNeeded: blockShift)
+            block.pointee.summary.minIndex = UInt32(truncatingIfNeeded: blockMin &+ blockShift)
+            block.pointee.summary.maxBelow = blockMaxBelow &+ blockShift
+            block.pointee.sizeOffset &+= runDelta32
+            block.pointee.summary.firstSize = UInt32(truncatingIfNeeded: Int64(runSize) &+ runDelta)
+            indexShift &+= Int32(truncatingIfNeeded: runShift)
+            runMin = UInt32(truncatingIfNeeded: Int64(runMin) &+ runShift)
+            runMaxBelow &+= runShift
+            sizeShift &+= Int32(truncatingIfNeeded: blockDelta)
+            runSize = UInt32(truncatingIfNeeded: Int64(runSize) &+ blockDelta)
+            blockIndex += 1
+        }
+        summary.minIndex = runMin
+        summary.maxBelow = runMaxBelow
+        summary.firstSize = runSize
+        indexOffset &+= indexShift
+        sizeOffset &+= sizeShift
+        return blockIndex
+    }
 }
 
 /// How groups are cut into `ListBlock`s (`Transformer.listBlockSettings`).
@@ -646,6 +699,9 @@ extension TransformArena {
         let stop = withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
             var blockIndex = blocks.lowerBound
             while blockIndex < blocks.upperBound {
+                blockIndex = run.passUniform(blockBuffer, from: blockIndex,
+                                             to: blocks.upperBound)
+                if blockIndex == blocks.upperBound { break }
                 if blockBuffer[blockIndex].state == .stale {
                     buffers.summarise(&blockBuffer[blockIndex])
                 }
