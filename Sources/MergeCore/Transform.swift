@@ -553,6 +553,7 @@ public struct Transformer: Sendable {
         let filterFields = touchedFieldsFilterEnabled
             && instructionCount - incomingCount >= touchedFieldsLocalRatioMin * incomingCount
         if filterFields { touched.reset() }
+        localBatch.selectionMixed = false
         // Each incoming instruction is read once, into its scan entry (or taken from the
         // changeset's column); the node, the filter and the arena slot come from the entry.
         incomingEntries.removeAll(keepingCapacity: true)
@@ -727,24 +728,36 @@ public struct Transformer: Sendable {
         var kept = 0
         var bulk = true
         var listKept = false
-        localBatch.selected.withUnsafeMutableBufferPointer { selected in
-            for position in 0..<count {
-                let batchNode = batchNodes[position]
-                if batchNode == LocalScanBatch.untouched { continue }
-                if batchNode < 0 {
-                    bulk = false
-                    return
+        if filterFields && localBatch.selectionMixed, let selection = touched.selectInteracting(
+            nodes: batchNodes, entries: entries, count: count, into: &localBatch.selected)
+        {
+            guard selection.bulk else { return false }
+            kept = selection.kept
+            listKept = selection.listKept
+        } else {
+            localBatch.selected.withUnsafeMutableBufferPointer { selected in
+                for position in 0..<count {
+                    let batchNode = batchNodes[position]
+                    if batchNode == LocalScanBatch.untouched { continue }
+                    if batchNode < 0 {
+                        bulk = false
+                        return
+                    }
+                    let entry = entries[position]
+                    if filterFields && !touched.interacts(node: batchNode, field: entry.field) {
+                        continue
+                    }
+                    if !entry.fillsSlot { listKept = true }
+                    selected[kept] = Int32(position)
+                    kept += 1
                 }
-                let entry = entries[position]
-                if filterFields && !touched.interacts(node: batchNode, field: entry.field) {
-                    continue
-                }
-                if !entry.fillsSlot { listKept = true }
-                selected[kept] = Int32(position)
-                kept += 1
             }
         }
         if !bulk { return false }
+        // Both selections give the same positions. The branch-free one pays off when the
+        // filter keeps or skips in no predictable order; when it keeps nearly everything, or
+        // nearly nothing, the branches predict and are cheaper.
+        localBatch.selectionMixed = kept * 8 >= count && (count - kept) * 8 >= count
         let start = arena.count
         arena.appendEntries(entries, nodes: batchNodes, base: 0, selected: localBatch.selected,
                             count: kept, changeset: changesetIndex, listIndicesFollow: listKept)

@@ -784,6 +784,61 @@ struct TouchedFields: Sendable {
         count += 1
     }
 
+    /// The positions `p` in `0 ..< count` whose instruction `interacts` (`nodes[p] >= 0` and
+    /// `interacts(node:field:)` with `entries[p].field`), written in order to
+    /// `selected[0 ..< kept]`; `listKept` when one of them does not `fillsSlot`, and `bulk`
+    /// false when some `nodes[p]` is `LocalScanBatch.general` (then nothing else is meant).
+    /// Nil, with nothing meant either, when a field at or above `maskedFields` would need the
+    /// hash table: the caller then asks `interacts` one instruction at a time.
+    ///
+    /// A long history's instructions are kept or skipped in no predictable order, so the
+    /// loop decides each without a branch: it reads a mask for every position (the last
+    /// node's for one out of range, whose answer it then drops) and stores every position,
+    /// advancing the store index by the answer.
+    /// - Precondition: `selected` holds at least `count` elements.
+    func selectInteracting(
+        nodes: ContiguousArray<Int32>, entries: ContiguousArray<ScanEntry>, count: Int,
+        into selected: inout ContiguousArray<Int32>
+    ) -> (bulk: Bool, kept: Int, listKept: Bool)? {
+        if nodeMasks.isEmpty { return nil }
+        precondition(selected.count >= count && nodes.count >= count && entries.count >= count)
+        var kept = 0
+        var general: UInt8 = 0
+        var listKept: UInt8 = 0
+        var unsure: UInt8 = 0
+        nodeMasks.withUnsafeBufferPointer { masks in
+            nodes.withUnsafeBufferPointer { nodes in
+                entries.withUnsafeBufferPointer { entries in
+                    selected.withUnsafeMutableBufferPointer { selected in
+                        let lastNode = UInt32(masks.count - 1)
+                        for position in 0..<count {
+                            let node = UInt32(bitPattern: nodes[position])
+                            let entry = entries[position]
+                            let field = entry.field
+                            let mask = masks[Int(min(node, lastNode))]
+                            let inRange: UInt64 = node <= lastNode ? 1 : 0
+                            let small: UInt64 = field < Self.maskedFields ? 1 : 0
+                            let objectLevel: UInt64 = field == UInt32.max ? 1 : 0
+                            let erases = mask >> 63
+                            let fieldBit = mask >> UInt64(field & 63) & small
+                            let keep = inRange & (objectLevel | erases | fieldBit)
+                            let overflow = mask >> 62 & 1
+                            unsure |= UInt8(truncatingIfNeeded: inRange & overflow
+                                & (1 &- small) & (1 &- objectLevel) & (1 &- erases))
+                            general |= nodes[position] == LocalScanBatch.general ? 1 : 0
+                            listKept |= UInt8(truncatingIfNeeded: keep)
+                                & (entry.fillsSlot ? 0 : 1)
+                            selected[kept] = Int32(truncatingIfNeeded: position)
+                            kept &+= Int(truncatingIfNeeded: keep)
+                        }
+                    }
+                }
+            }
+        }
+        if unsure != 0 { return nil }
+        return (general == 0, kept, listKept != 0)
+    }
+
     /// Whether a local instruction on (`node`, `field`) can meet an incoming one that is not
     /// a no-op: the incoming side erases the object or touches the field.
     @inline(__always)
@@ -836,6 +891,10 @@ struct LocalScanBatch: Sendable {
     var node: ContiguousArray<Int32> = []
     /// The positions the scan keeps, in order (`Transformer.scanLocalBatch`).
     var selected: ContiguousArray<Int32> = []
+    /// Whether the last changeset selected in bulk kept between 1/8 and 7/8 of its
+    /// instructions: the next one is then selected without branches
+    /// (`TouchedFields.selectInteracting`). Performance only: both ways select the same.
+    var selectionMixed = false
 
     /// Makes room for `count` entries (contents unspecified until classified).
     mutating func resize(_ count: Int) {

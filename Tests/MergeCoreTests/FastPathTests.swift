@@ -315,6 +315,82 @@ struct TouchedFieldsTests {
             }
         }
     }
+
+    @Test("the branch-free selection keeps exactly what interacts keeps")
+    func selectionMatchesInteracts() {
+        let random = RandomStream(seed: 11, id: StreamID(domain: 0x5346_4C44))
+        var filter = TouchedFields()
+        var nilResults = 0
+        var bulkResults = 0
+        for round in 0..<200 {
+            filter.reset()
+            let nodes = 1 + Int32(random.uniformInt(below: 40))
+            // Every fourth round records fields beyond the mask, so some answers need the hash.
+            let fieldSpan: UInt64 = round % 4 == 0 ? 70 : 8
+            for _ in 0..<(1 + random.uniformInt(below: 80)) {
+                filter.record(node: Int32(random.uniformInt(below: UInt64(nodes))),
+                              field: UInt32(random.uniformInt(below: fieldSpan)),
+                              erases: random.chance(1, outOf: 25))
+            }
+            let count = Int(random.uniformInt(below: 120))
+            var batchNodes = ContiguousArray<Int32>()
+            var entries = ContiguousArray<ScanEntry>()
+            let kinds: [UInt8] = [Kind.update, Kind.addInteger, Kind.arrayInsert, Kind.arrayErase,
+                                  Kind.createObject, Kind.eraseObject]
+            for _ in 0..<count {
+                let roll = random.uniformInt(below: 40)
+                let node: Int32 = roll == 0 && round % 3 == 0 ? LocalScanBatch.general
+                    : roll < 8 ? LocalScanBatch.untouched
+                    : Int32(random.uniformInt(below: UInt64(nodes + 3)))
+                let field = random.chance(1, outOf: 12)
+                    ? UInt32.max : UInt32(random.uniformInt(below: 72))
+                batchNodes.append(node)
+                entries.append(ScanEntry(
+                    key: 0, table: 0, field: field,
+                    kind: kinds[Int(random.uniformInt(below: UInt64(kinds.count)))],
+                    flags: TransformArena.alive))
+            }
+            var selected = ContiguousArray<Int32>(repeating: -7, count: count)
+            let result = filter.selectInteracting(nodes: batchNodes, entries: entries,
+                                                  count: count, into: &selected)
+            // The model: `interacts`, one position at a time.
+            var model: [Int32] = []
+            var modelListKept = false
+            var general = false
+            var needsHash = false
+            for position in 0..<count {
+                let node = batchNodes[position]
+                if node == LocalScanBatch.general { general = true }
+                guard node >= 0 else { continue }
+                let field = entries[position].field
+                if Int(node) < filter.nodeMasks.count {
+                    let mask = filter.nodeMasks[Int(node)]
+                    if field >= TouchedFields.maskedFields && field != UInt32.max
+                        && mask & TouchedFields.erasesBit == 0
+                        && mask & TouchedFields.overflowBit != 0
+                    {
+                        needsHash = true
+                    }
+                }
+                if filter.interacts(node: node, field: field) {
+                    model.append(Int32(position))
+                    if !entries[position].fillsSlot { modelListKept = true }
+                }
+            }
+            #expect((result == nil) == (needsHash || filter.nodeMasks.isEmpty), "round \(round)")
+            guard let result else {
+                nilResults += 1
+                continue
+            }
+            #expect(result.bulk == !general, "round \(round)")
+            guard result.bulk else { continue }
+            bulkResults += 1
+            #expect(Array(selected[0..<result.kept]) == model, "round \(round)")
+            #expect(result.listKept == modelListKept, "round \(round)")
+        }
+        // Both outcomes were exercised.
+        #expect(nilResults > 0 && bulkResults > 100)
+    }
 }
 
 /// The reference transformer (every local instruction of a touched object, pairwise, each on
