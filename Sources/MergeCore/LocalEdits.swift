@@ -8,100 +8,135 @@
 /// A server merging an upload against its history must keep the history's reciprocal form
 /// for the uploading client. Rewriting every history changeset that lost an instruction
 /// copies the whole changeset (every map upload touches nearly every history changeset); the
-/// edits cost one entry per changed instruction instead (12 bytes for a discard, 24 for a
-/// shifted list instruction, which keeps only its new indices), and `apply(to:from:)` turns
-/// them into changesets only when the reciprocal form is read (the client uploads again
-/// before it has downloaded). Applying the edits gives exactly the changesets
+/// edits cost one entry per changed instruction instead, and `apply(to:from:)` turns them into
+/// changesets only when the reciprocal form is read (the client uploads again before it has
+/// downloaded). Applying the edits gives exactly the changesets
 /// `merge(incoming:local:…)` would have returned.
+///
+/// Each kind of edit has its own stream of positions, so an edit costs only what its kind
+/// needs: 4 bytes for a discard, 16 for a shifted list instruction (its position and new
+/// indices: a server's reciprocal history of a text document shifts nearly every
+/// instruction), and 4 plus the instruction for a replacement; plus 16 bytes per changeset
+/// with edits. The streams are filled to their exact size (`Transformer.recordLocalEdits`
+/// counts first), so a large reciprocal carries no growth slack.
 public struct LocalEdits: Sendable, Hashable {
-    /// `changeset << 32 | position`, ascending.
-    public private(set) var keys: ContiguousArray<UInt64> = []
-    /// Per key: -1 when the instruction is discarded; `2 k` when it is a list instruction whose
-    /// indices are now `reindexed[k]`; `2 k + 1` when it is replaced by `replacements[k]`.
-    var actions: ContiguousArray<Int32> = []
-    /// New indices of re-indexed list instructions: 12 bytes where a whole instruction is 72,
-    /// and most edits of a contested list are shifts (a server's reciprocal history of a
-    /// text document shifts nearly every instruction).
+    /// The changesets with edits, ascending.
+    var changesetIndices: ContiguousArray<UInt32> = []
+    /// Per entry of `changesetIndices`: where that changeset's edits end in `discards`,
+    /// `reindexPositions` and `replacementPositions` (they start where the previous entry's
+    /// end).
+    var discardEnds: ContiguousArray<UInt32> = []
+    var reindexEnds: ContiguousArray<UInt32> = []
+    var replacementEnds: ContiguousArray<UInt32> = []
+    /// Positions of discarded instructions, ascending within a changeset.
+    var discards: ContiguousArray<UInt32> = []
+    /// Positions of re-indexed list instructions, ascending within a changeset, and their
+    /// new indices (12 bytes where a whole instruction is 72).
+    var reindexPositions: ContiguousArray<UInt32> = []
     var reindexed: ContiguousArray<ListIndices> = []
-    /// Instructions replaced whole (folded increments).
+    /// Positions of instructions replaced whole (folded increments), and their replacements.
+    var replacementPositions: ContiguousArray<UInt32> = []
     var replacements: ContiguousArray<Instruction> = []
 
     public init() {}
 
     /// Edited instructions.
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
+    public var count: Int { discards.count + reindexPositions.count + replacementPositions.count }
+    public var isEmpty: Bool { count == 0 }
 
     mutating func removeAll() {
-        keys.removeAll(keepingCapacity: true)
-        actions.removeAll(keepingCapacity: true)
+        changesetIndices.removeAll(keepingCapacity: true)
+        discardEnds.removeAll(keepingCapacity: true)
+        reindexEnds.removeAll(keepingCapacity: true)
+        replacementEnds.removeAll(keepingCapacity: true)
+        discards.removeAll(keepingCapacity: true)
+        reindexPositions.removeAll(keepingCapacity: true)
         reindexed.removeAll(keepingCapacity: true)
+        replacementPositions.removeAll(keepingCapacity: true)
         replacements.removeAll(keepingCapacity: true)
     }
 
-    mutating func reserveCapacity(edits: Int) {
-        keys.reserveCapacity(edits)
-        actions.reserveCapacity(edits)
+    /// Makes room for exactly this many edits of each kind, in this many changesets.
+    mutating func reserveCapacity(changesets: Int, discards discardCount: Int, reindexes: Int,
+                                  replacements replacementCount: Int) {
+        changesetIndices.reserveCapacity(changesets)
+        discardEnds.reserveCapacity(changesets)
+        reindexEnds.reserveCapacity(changesets)
+        replacementEnds.reserveCapacity(changesets)
+        discards.reserveCapacity(discardCount)
+        reindexPositions.reserveCapacity(reindexes)
+        reindexed.reserveCapacity(reindexes)
+        replacementPositions.reserveCapacity(replacementCount)
+        replacements.reserveCapacity(replacementCount)
     }
 
-    /// Records that instruction `position` of changeset `changeset` is discarded. Keys must be
-    /// appended in ascending order (precondition), by this and the two methods below.
-    @inline(__always)
-    mutating func appendDiscard(changeset: Int, position: Int) {
-        appendKey(changeset: changeset, position: position, action: -1)
+    /// Closes changeset `changeset`'s edits: those before `discardEnd` in `discards` and
+    /// before `reindexEnd` in `reindexPositions` (which the caller may have sized beforehand
+    /// and be filling in place), and the replacements appended so far. A changeset without
+    /// edits is not recorded.
+    mutating func endChangeset(_ changeset: Int, discardEnd discardCount: Int,
+                               reindexEnd reindexCount: Int) {
+        let discardEnd = UInt32(discardCount)
+        let reindexEnd = UInt32(reindexCount)
+        let replacementEnd = UInt32(replacementPositions.count)
+        if discardEnd == (discardEnds.last ?? 0) && reindexEnd == (reindexEnds.last ?? 0)
+            && replacementEnd == (replacementEnds.last ?? 0)
+        {
+            return
+        }
+        precondition(changesetIndices.last.map { Int($0) < changeset } ?? true,
+                     "local edits out of order")
+        changesetIndices.append(UInt32(changeset))
+        discardEnds.append(discardEnd)
+        reindexEnds.append(reindexEnd)
+        replacementEnds.append(replacementEnd)
     }
 
-    /// Records that a list instruction keeps everything but its indices, now `indices`.
-    @inline(__always)
-    mutating func appendReindex(changeset: Int, position: Int, _ indices: ListIndices) {
-        appendKey(changeset: changeset, position: position, action: Int32(2 * reindexed.count))
-        reindexed.append(indices)
-    }
-
-    /// Records that an instruction is replaced whole (a folded increment). Rare: kept out of
-    /// line, so that the loop recording a merge's edits stays small.
     @inline(never)
-    mutating func appendReplacement(changeset: Int, position: Int, _ instruction: Instruction) {
-        appendKey(changeset: changeset, position: position,
-                  action: Int32(2 * replacements.count + 1))
+    mutating func appendReplacement(position: Int, _ instruction: Instruction) {
+        replacementPositions.append(UInt32(position))
         replacements.append(instruction)
     }
 
-    @inline(__always)
-    private mutating func appendKey(changeset: Int, position: Int, action: Int32) {
-        let key = UInt64(changeset) << 32 | UInt64(position)
-        precondition(keys.last.map { $0 < key } ?? true, "local edits out of order")
-        keys.append(key)
-        actions.append(action)
-    }
-
-    /// Rewrites `changesets` (the local side as passed to the merge) into the merge's output:
-    /// discarded instructions removed, rewritten ones replaced. Changesets before `first` are
-    /// left as they are (a caller about to drop them); edits of changesets beyond the array are
-    /// a precondition failure.
-    /// - Complexity: O(edits + instructions of the edited changesets at or after `first`).
+    /// Applies the edits to `changesets` (the local side of the merge that made them),
+    /// skipping changesets before `first` (ones the peer dropped since).
     public func apply(to changesets: inout ContiguousArray<Changeset>, from first: Int = 0) {
-        var edit = 0
-        while edit < keys.count, Int(keys[edit] >> 32) < first { edit += 1 }
-        while edit < keys.count {
-            let changesetIndex = Int(keys[edit] >> 32)
+        var discard = 0
+        var reindex = 0
+        var replacement = 0
+        for entry in changesetIndices.indices {
+            let changesetIndex = Int(changesetIndices[entry])
+            let discardEnd = Int(discardEnds[entry])
+            let reindexEnd = Int(reindexEnds[entry])
+            let replacementEnd = Int(replacementEnds[entry])
+            defer { (discard, reindex, replacement) = (discardEnd, reindexEnd, replacementEnd) }
+            if changesetIndex < first { continue }
             precondition(changesetIndex < changesets.count, "local edits beyond the changesets")
             let original = changesets[changesetIndex].instructions
             var rewritten = ContiguousArray<Instruction>()
             rewritten.reserveCapacity(original.count)
             var position = 0
-            while edit < keys.count, Int(keys[edit] >> 32) == changesetIndex {
-                let editPosition = Int(truncatingIfNeeded: keys[edit] & 0xFFFF_FFFF)
-                precondition(editPosition < original.count, "local edit beyond its changeset")
-                rewritten.append(contentsOf: original[position..<editPosition])
-                let action = Int(actions[edit])
-                if action >= 0 {
-                    rewritten.append(action & 1 == 0
-                        ? original[editPosition].withListIndices(reindexed[action >> 1])
-                        : replacements[action >> 1])
+            while true {
+                // The next edit of the three streams (positions are distinct).
+                let nextDiscard = discard < discardEnd ? Int(discards[discard]) : Int.max
+                let nextReindex = reindex < reindexEnd ? Int(reindexPositions[reindex]) : Int.max
+                let nextReplacement = replacement < replacementEnd
+                    ? Int(replacementPositions[replacement]) : Int.max
+                let next = min(nextDiscard, nextReindex, nextReplacement)
+                if next == Int.max { break }
+                precondition(next >= position && next < original.count,
+                             "local edit out of order or beyond its changeset")
+                rewritten.append(contentsOf: original[position..<next])
+                if next == nextDiscard {
+                    discard += 1
+                } else if next == nextReindex {
+                    rewritten.append(original[next].withListIndices(reindexed[reindex]))
+                    reindex += 1
+                } else {
+                    rewritten.append(replacements[replacement])
+                    replacement += 1
                 }
-                position = editPosition + 1
-                edit += 1
+                position = next + 1
             }
             rewritten.append(contentsOf: original[position...])
             changesets[changesetIndex].instructions = rewritten

@@ -947,40 +947,87 @@ public struct Transformer: Sendable {
     /// Reports the local slots that were discarded, shifted or folded as edits (in slot order,
     /// which is changeset and position order). The local changesets are not rewritten.
     private func recordLocalEdits(_ edits: inout LocalEdits) {
-        let changed = TransformArena.dirty | TransformArena.replaced
-        var editCount = 0
-        for slot in 0..<arena.localCount {
-            let flags = arena.flags[slot]
-            if flags & TransformArena.alive == 0 || flags & changed != 0 { editCount += 1 }
-        }
-        edits.reserveCapacity(edits: editCount)
-        if editCount == 0 { return }
-        for changesetIndex in 0..<localChangesetCount {
-            let slotEnd = changesetIndex + 1 == localChangesetCount
-                ? arena.localCount : changesetFirstSlot[changesetIndex + 1]
-            var slot = changesetFirstSlot[changesetIndex]
-            if slot == slotEnd { continue }
-            let instructions = changesets.local[changesetIndex].instructions
-            while slot < slotEnd {
-                let flags = arena.flags[slot]
-                if flags & TransformArena.alive == 0 || flags & changed != 0 {
-                    let position = Int(arena.position[slot])
-                    if flags & TransformArena.alive == 0 {
-                        edits.appendDiscard(changeset: changesetIndex, position: position)
-                    } else if flags & TransformArena.replaced != 0 {
-                        // A folded increment (replaced in the merge's copy of the changeset);
-                        // a replaced instruction is never a list one, so it is never dirty.
-                        precondition(flags & TransformArena.dirty == 0, "replaced list instruction")
-                        edits.appendReplacement(changeset: changesetIndex, position: position,
-                                                instructions[position])
-                    } else {
-                        edits.appendReindex(changeset: changesetIndex, position: position,
-                                            arena.listIndices(slot))
-                    }
-                }
-                slot += 1
+        let alive = TransformArena.alive
+        let dirty = TransformArena.dirty
+        let replaced = TransformArena.replaced
+        let localCount = arena.localCount
+        let flags = arena.flags
+        // Count first, so every stream is allocated once, to its exact size.
+        var discardCount = 0
+        var reindexCount = 0
+        var replacementCount = 0
+        flags.withUnsafeBufferPointer { flags in
+            for slot in 0..<localCount {
+                let slotFlags = flags[slot]
+                let live = slotFlags & alive != 0 ? 1 : 0
+                discardCount &+= 1 &- live
+                reindexCount &+= slotFlags & dirty != 0 ? live : 0
+                replacementCount &+= slotFlags & replaced != 0 ? live : 0
             }
         }
+        if discardCount + reindexCount + replacementCount == 0 { return }
+        edits.reserveCapacity(
+            changesets: min(localChangesetCount, discardCount + reindexCount + replacementCount),
+            discards: discardCount, reindexes: reindexCount, replacements: replacementCount)
+        // Discards and re-indexes are written through pointers into streams sized up front
+        // (a re-index per history instruction is the common case of a text document); they
+        // are moved out of `edits` meanwhile, so that replacements and changeset ends can
+        // still be appended to it.
+        var discards = ContiguousArray<UInt32>()
+        var reindexPositions = ContiguousArray<UInt32>()
+        var reindexed = ContiguousArray<ListIndices>()
+        swap(&discards, &edits.discards)
+        swap(&reindexPositions, &edits.reindexPositions)
+        swap(&reindexed, &edits.reindexed)
+        defer {
+            swap(&discards, &edits.discards)
+            swap(&reindexPositions, &edits.reindexPositions)
+            swap(&reindexed, &edits.reindexed)
+        }
+        var discard = discards.count
+        var reindex = reindexPositions.count
+        discards.append(contentsOf: repeatElement(0, count: discardCount))
+        reindexPositions.append(contentsOf: repeatElement(0, count: reindexCount))
+        reindexed.append(contentsOf: repeatElement(
+            ListIndices(index: 0, index2: 0, priorSize: 0), count: reindexCount))
+        let positions = arena.position
+        discards.withUnsafeMutableBufferPointer { discards in
+            reindexPositions.withUnsafeMutableBufferPointer { reindexPositions in
+                reindexed.withUnsafeMutableBufferPointer { reindexed in
+                    for changesetIndex in 0..<localChangesetCount {
+                        let slotEnd = changesetIndex + 1 == localChangesetCount
+                            ? localCount : changesetFirstSlot[changesetIndex + 1]
+                        var slot = changesetFirstSlot[changesetIndex]
+                        if slot == slotEnd { continue }
+                        while slot < slotEnd {
+                            let slotFlags = flags[slot]
+                            if slotFlags & alive == 0 {
+                                discards[discard] = positions[slot]
+                                discard += 1
+                            } else if slotFlags & replaced != 0 {
+                                // A folded increment (replaced in the merge's copy of the
+                                // changeset); a replaced instruction is never a list one, so
+                                // it is never dirty.
+                                precondition(slotFlags & dirty == 0, "replaced list instruction")
+                                let position = Int(positions[slot])
+                                edits.appendReplacement(
+                                    position: position,
+                                    changesets.local[changesetIndex].instructions[position])
+                            } else if slotFlags & dirty != 0 {
+                                reindexPositions[reindex] = positions[slot]
+                                reindexed[reindex] = arena.listIndices(slot)
+                                reindex += 1
+                            }
+                            slot += 1
+                        }
+                        edits.endChangeset(changesetIndex, discardEnd: discard,
+                                           reindexEnd: reindex)
+                    }
+                }
+            }
+        }
+        precondition(discard == discards.count && reindex == reindexed.count,
+                     "local edits miscounted")
     }
 
     /// Rewrites one changeset: copies the instructions it keeps into a new buffer (shifted
