@@ -98,8 +98,11 @@ public struct LocalEdits: Sendable, Hashable {
         replacements.append(instruction)
     }
 
-    /// Applies the edits to `changesets` (the local side of the merge that made them),
-    /// skipping changesets before `first` (ones the peer dropped since).
+    /// Rewrites `changesets` (the local side as passed to the merge) into the merge's output:
+    /// discarded instructions removed, rewritten ones replaced. Changesets before `first` are
+    /// left as they are (a caller about to drop them); edits of changesets beyond the array,
+    /// or beyond a changeset's instructions, are a precondition failure.
+    /// - Complexity: O(edits + instructions of the edited changesets at or after `first`).
     public func apply(to changesets: inout ContiguousArray<Changeset>, from first: Int = 0) {
         var discard = 0
         var reindex = 0
