@@ -819,10 +819,10 @@ struct TouchedFields: Sendable {
                             let inRange: UInt64 = node <= lastNode ? 1 : 0
                             let small: UInt64 = field < Self.maskedFields ? 1 : 0
                             let objectLevel: UInt64 = field == UInt32.max ? 1 : 0
-                            let erases = mask >> 63
+                            let erases: UInt64 = mask & Self.erasesBit != 0 ? 1 : 0
                             let fieldBit = mask >> UInt64(field & 63) & small
                             let keep = inRange & (objectLevel | erases | fieldBit)
-                            let overflow = mask >> 62 & 1
+                            let overflow: UInt64 = mask & Self.overflowBit != 0 ? 1 : 0
                             unsure |= UInt8(truncatingIfNeeded: inRange & overflow
                                 & (1 &- small) & (1 &- objectLevel) & (1 &- erases))
                             general |= nodes[position] == LocalScanBatch.general ? 1 : 0
