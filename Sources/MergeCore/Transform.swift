@@ -286,6 +286,17 @@ public struct Transformer: Sendable {
     var groupBlockUpper: ContiguousArray<Int32> = []
     /// The roots that have blocks (settled before the write-back).
     var blockedGroups: ContiguousArray<Int32> = []
+    /// Which list groups are merged from element identities (`Transform+ListSequence.swift`).
+    var listSequenceSettings = ListSequenceSettings()
+    var listSequence = ListSequenceMerge()
+    /// Per group root: `sequenceNone`, `…Candidate`, `…Rejected` or `…Merged`.
+    var sequencedGroup: ContiguousArray<UInt8> = []
+    /// Per group root: its local slots in `sequenceLocalSlots[start[root] ..< start[root + 1]]`.
+    var sequenceLocalStart: ContiguousArray<Int32> = []
+    var sequenceCursor: ContiguousArray<Int32> = []
+    var sequenceLocalSlots: ContiguousArray<Int32> = []
+    /// How many list groups `mergeListSequences` merged (a statistic for tests; never reset).
+    var listSequencesMerged = 0
 
     /// A clock for `phaseTimes` (nanoseconds from any fixed origin, e.g. process CPU time);
     /// nil, the default, reads no clock. MergeCore itself never reads one: the host decides.
@@ -408,9 +419,12 @@ public struct Transformer: Sendable {
         // Local list edits on groups that walk every pair go through one sweep
         // (`TransformArena.sweepListMajors`) until one needs anything else.
         let listSweepPossible = listSweepEnabled && schemaPositions.isEmpty && !fallbackAllPairs
+        // Contested lists of inserts and erases, merged whole before the walk.
+        let anySequenced = listSequenceSettings.enabled && schemaPositions.isEmpty
+            && !fallbackAllPairs && mergeListSequences()
         var major = 0
         while major < localCount {
-            if !arena.isAlive(major) {
+            if !arena.isAlive(major) || (anySequenced && isSequenced(major)) {
                 major += 1
             } else if fallbackAllPairs || arena.node[major] < 0 {
                 // A local schema instruction meets list minors only in no-op rules (an

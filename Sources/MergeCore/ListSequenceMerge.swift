@@ -1,0 +1,739 @@
+//! Contested lists without the product: the pairwise grid of one list's ArrayInsert and
+//! ArrayErase instructions, computed from element identities.
+//!
+//! ## Why
+//!
+//! Two sides edit one list concurrently: local instructions l_1 … l_m, incoming a_1 … a_n,
+//! both made on a list of S elements. The grid (`Transform.swift`) meets every a_i with
+//! every l_k, so a merge costs n · m pair checks: 10^4 edits at random positions against a
+//! history of 9 · 10^4 are 9 · 10^8 checks. This file gets the grid's result, bit for bit,
+//! in about (S + n + m) · log(S + n + m) plus the work inside small regions (below).
+//!
+//! ## How
+//!
+//! ArrayInsert and ArrayErase keep identities: an erase transformed by the grid still erases
+//! the same element (an insert at or below it shifts it up, an erase below it shifts it down,
+//! an erase of the same element discards both), and an insert still creates its element. So
+//! the grid is known once we know, for every state of the grid, the order of the elements
+//! alive in it: every transformed index is "how many elements alive in my state precede my
+//! element", and every prior size "how many are alive". Here is how that order is built.
+//!
+//! 1. *Identities.* Replaying each side on its own (an order-statistics sequence of element
+//!    numbers, `PathSequence`) names the element each erase removes and the neighbours each
+//!    insert lands between.
+//! 2. *One order of all elements* (`next`/`prev`, a linked list with the tombstones): the
+//!    base, then each local insert placed right after its left neighbour. This is the local
+//!    side's own order. Then each incoming insert, in order, is placed among the local
+//!    elements by the grid's own rule (below).
+//! 3. *Counting.* Numbered in that order, two sweeps with a Fenwick tree give every
+//!    instruction's transformed index and prior size: the local instructions in order over
+//!    the state "base · incoming", and the incoming ones over "base · local".
+//!
+//! Placing incoming insert a_i (element x) needs its order against every local element y:
+//! the grid decides it at the cell (i, k) where a_i meets l_k (y's insert), by comparing
+//! indices in that cell's state and, at equal indices, by discriminant (the lower first).
+//! Elements that stay alive in every state of row i (*anchors*: a base element the local side
+//! never erases, or an incoming element not erased before a_i) bound the region where that
+//! comparison can go either way. A local instruction outside the region lies wholly on one
+//! side of x in every state of the row, so it shifts x's index and y's alike and changes no
+//! comparison. Inside, the row is replayed on the region alone: its local inserts and live
+//! local erases in time order, each compared with x as the grid would, with local indices
+//! from a Fenwick tree over the region. Regions are small when the list is: a region holds
+//! the local elements between two consecutive anchors.
+//!
+//! Two elements whose order no grid state shows (one was erased before the other was
+//! inserted) may stand in either order. If the recorded decisions for x cannot be met by one
+//! position in the current order (a local element left next to a tombstone on the side x
+//! needs it not to be), `run` returns false and the caller walks the grid pair by pair.
+//! Same for instructions whose prior sizes or indices are not those of a valid replay: the
+//! grid walk reports them as it always does.
+//!
+//! `ListSequenceMergeTests` compares this with the pairwise rules over thousands of random
+//! grids with many ties, and `Transformer` tests compare merges with and without it.
+
+/// One ArrayInsert or ArrayErase of a sequence merge: read before `run`, rewritten by it.
+struct ListSequenceEdit: Sendable, Equatable {
+    var isInsert: Bool
+    var index: UInt32
+    var priorSize: UInt32
+    /// The discriminant rank of the instruction's changeset (`Transformer.changesetRank`):
+    /// at equal indices, the insert with the lower rank ends up first.
+    var rank: UInt32
+}
+
+/// Computes the pairwise grid of one list's inserts and erases from element identities (see
+/// the file's documentation). Holds its buffers between runs.
+struct ListSequenceMerge: Sendable {
+    /// The local instructions in order; `run` rewrites their index and prior size.
+    var local: ContiguousArray<ListSequenceEdit> = []
+    /// The incoming instructions in order; `run` rewrites their index and prior size.
+    var incoming: ContiguousArray<ListSequenceEdit> = []
+    /// After `run`: whether each local instruction survives (an erase of an element the other
+    /// side erased too is discarded on both sides).
+    var localAlive: ContiguousArray<Bool> = []
+    var incomingAlive: ContiguousArray<Bool> = []
+
+    /// How many runs gave up because no position met the decisions (a statistic for tests).
+    var placementsFailed = 0
+    /// How many incoming inserts were placed by replaying their region (a statistic).
+    var regionsReplayed = 0
+    /// How many of those reordered their region (a statistic).
+    var reorderedRegions = 0
+
+    // Elements: 0 is the head, 1 the tail, then the S base elements, the local inserts'
+    // elements, the incoming inserts' elements.
+    private static let head: Int32 = 0
+    private static let tail: Int32 = 1
+    private static let never = UInt32.max
+
+    private var next: ContiguousArray<Int32> = []
+    private var prev: ContiguousArray<Int32> = []
+    /// The local time (1-based) that inserted the element; 0 for base and incoming elements.
+    private var localInsertTime: ContiguousArray<UInt32> = []
+    /// The local time that erased the element, or `never`.
+    private var localEraseTime: ContiguousArray<UInt32> = []
+    /// The incoming time that erased the element, or `never`.
+    private var incomingEraseTime: ContiguousArray<UInt32> = []
+    /// Each instruction's element: the inserted one, or the erased one.
+    private var localElement: ContiguousArray<Int32> = []
+    private var incomingElement: ContiguousArray<Int32> = []
+    /// An insert's neighbours in its side's state (or the head, the tail).
+    private var localLeft: ContiguousArray<Int32> = []
+    private var localRight: ContiguousArray<Int32> = []
+    private var incomingLeft: ContiguousArray<Int32> = []
+    private var incomingRight: ContiguousArray<Int32> = []
+    /// Each element's place in the final order (sentinels excluded).
+    private var order: ContiguousArray<Int32> = []
+    private var path = PathSequence()
+    /// The last column of the grid at the current incoming row: "base · local · incoming′"
+    /// so far.
+    private var lastColumn = PathSequence()
+    private var lastColumnSeed: ContiguousArray<Int32> = []
+    /// The incoming instructions' results, copied into `incoming` once the run succeeds.
+    private var incomingIndex: ContiguousArray<UInt32> = []
+    private var incomingPriorSize: ContiguousArray<UInt32> = []
+    private var counts = FenwickTree()
+    // A region's buffers.
+    private var region: ContiguousArray<Int32> = []
+    private var events: ContiguousArray<UInt64> = []
+    private var decision: ContiguousArray<UInt8> = []
+    private var regionCounts = FenwickTree()
+    private var after: ContiguousArray<Int32> = []
+
+    init() {}
+
+    /// Computes the grid of `local` against `incoming` (both non-empty, made on one list of
+    /// `incoming[0].priorSize` elements). Returns false, changing nothing, when the
+    /// instructions are not a valid replay on both sides or a placement fails; the caller then
+    /// walks the grid pair by pair.
+    /// - Complexity: O((S + n + m) · log) plus, per incoming insert, its region's size times
+    ///   its log.
+    mutating func run() -> Bool {
+        let localCount = local.count
+        let incomingCount = incoming.count
+        precondition(localCount > 0 && incomingCount > 0, "a sequence merge needs both sides")
+        let baseCount = Int(incoming[0].priorSize)
+        guard Int(local[0].priorSize) == baseCount else { return false }
+        var localInserts = 0
+        for edit in local where edit.isInsert { localInserts += 1 }
+        var incomingInserts = 0
+        for edit in incoming where edit.isInsert { incomingInserts += 1 }
+        let elementCount = 2 + baseCount + localInserts + incomingInserts
+        guard elementCount < Int(Int32.max) else { return false }
+        resetElements(elementCount)
+        let firstBase = Int32(2)
+        let firstLocal = firstBase + Int32(baseCount)
+        let firstIncoming = firstLocal + Int32(localInserts)
+        guard replayBothSides(firstBase: firstBase, baseCount: baseCount,
+                              firstLocal: firstLocal, firstIncoming: firstIncoming)
+        else { return false }
+        linkLocalOrder(firstBase: firstBase, baseCount: baseCount)
+        resetLastColumn(elementCount)
+        for i in 0..<incomingCount {
+            let element = incomingElement[i]
+            if incoming[i].isInsert {
+                guard place(i) else {
+                    placementsFailed += 1
+                    return false
+                }
+                // x's index in "base · local · earlier incoming": after the nearest element
+                // before it in the order that is alive there.
+                let time = UInt32(i + 1)
+                var before = prev[Int(element)]
+                while before != Self.head && !isInLastColumn(before, time: time) {
+                    before = prev[Int(before)]
+                }
+                let index = before == Self.head ? 0 : lastColumn.index(of: before) + 1
+                incomingIndex[i] = UInt32(index)
+                incomingPriorSize[i] = UInt32(lastColumn.count)
+                lastColumn.insert(element, at: index)
+            } else if localEraseTime[Int(element)] != Self.never {
+                incomingAlive[i] = false  // The local side erased it too.
+            } else {
+                let index = lastColumn.index(of: element)
+                incomingIndex[i] = UInt32(index)
+                incomingPriorSize[i] = UInt32(lastColumn.count)
+                _ = lastColumn.remove(at: index)
+            }
+        }
+        numberElements(elementCount)
+        sweepLocal()
+        for i in incoming.indices {
+            incoming[i].index = incomingIndex[i]
+            incoming[i].priorSize = incomingPriorSize[i]
+        }
+        return true
+    }
+
+    /// The state "base · local" (the last column of the grid, before any incoming row), in
+    /// the local order, with positions tracked.
+    private mutating func resetLastColumn(_ elementCount: Int) {
+        lastColumnSeed.removeAll(keepingCapacity: true)
+        var cursor = next[Int(Self.head)]
+        while cursor != Self.tail {
+            if localEraseTime[Int(cursor)] == Self.never { lastColumnSeed.append(cursor) }
+            cursor = next[Int(cursor)]
+        }
+        lastColumn.reset(lastColumnSeed, tracking: true, elementBound: elementCount)
+        incomingIndex.removeAll(keepingCapacity: true)
+        incomingIndex.append(contentsOf: repeatElement(0, count: incoming.count))
+        incomingPriorSize.removeAll(keepingCapacity: true)
+        incomingPriorSize.append(contentsOf: repeatElement(0, count: incoming.count))
+    }
+
+    /// Whether `element` (placed) is alive in the last column at incoming row `time`: the
+    /// local side never erases it and no earlier incoming instruction did.
+    @inline(__always)
+    private func isInLastColumn(_ element: Int32, time: UInt32) -> Bool {
+        localEraseTime[Int(element)] == Self.never && incomingEraseTime[Int(element)] >= time
+    }
+
+    private mutating func resetElements(_ count: Int) {
+        next.removeAll(keepingCapacity: true)
+        next.append(contentsOf: repeatElement(-1, count: count))
+        prev.removeAll(keepingCapacity: true)
+        prev.append(contentsOf: repeatElement(-1, count: count))
+        localInsertTime.removeAll(keepingCapacity: true)
+        localInsertTime.append(contentsOf: repeatElement(0, count: count))
+        localEraseTime.removeAll(keepingCapacity: true)
+        localEraseTime.append(contentsOf: repeatElement(Self.never, count: count))
+        incomingEraseTime.removeAll(keepingCapacity: true)
+        incomingEraseTime.append(contentsOf: repeatElement(Self.never, count: count))
+        localElement.removeAll(keepingCapacity: true)
+        localElement.append(contentsOf: repeatElement(-1, count: local.count))
+        localLeft.removeAll(keepingCapacity: true)
+        localLeft.append(contentsOf: repeatElement(-1, count: local.count))
+        localRight.removeAll(keepingCapacity: true)
+        localRight.append(contentsOf: repeatElement(-1, count: local.count))
+        incomingElement.removeAll(keepingCapacity: true)
+        incomingElement.append(contentsOf: repeatElement(-1, count: incoming.count))
+        incomingLeft.removeAll(keepingCapacity: true)
+        incomingLeft.append(contentsOf: repeatElement(-1, count: incoming.count))
+        incomingRight.removeAll(keepingCapacity: true)
+        incomingRight.append(contentsOf: repeatElement(-1, count: incoming.count))
+        localAlive.removeAll(keepingCapacity: true)
+        localAlive.append(contentsOf: repeatElement(true, count: local.count))
+        incomingAlive.removeAll(keepingCapacity: true)
+        incomingAlive.append(contentsOf: repeatElement(true, count: incoming.count))
+    }
+
+    /// Replays `edits` alone on the base (elements `firstBase ..< firstBase + S`), numbering
+    /// inserted elements from `firstNew`: names each instruction's element (inserted or
+    /// erased) and each insert's neighbours in its state (or the head, the tail). False if an
+    /// instruction's prior size or index does not fit its state.
+    private static func replay(
+        _ edits: ContiguousArray<ListSequenceEdit>, path: inout PathSequence, firstBase: Int32,
+        baseCount: Int, firstNew: Int32, elements: inout ContiguousArray<Int32>,
+        lefts: inout ContiguousArray<Int32>, rights: inout ContiguousArray<Int32>
+    ) -> Bool {
+        path.reset(firstBase..<(firstBase + Int32(baseCount)))
+        var nextElement = firstNew
+        for k in edits.indices {
+            let edit = edits[k]
+            guard Int(edit.priorSize) == path.count else { return false }
+            let index = Int(edit.index)
+            if edit.isInsert {
+                guard index <= path.count else { return false }
+                lefts[k] = index == 0 ? head : path.element(at: index - 1)
+                rights[k] = index == path.count ? tail : path.element(at: index)
+                elements[k] = nextElement
+                path.insert(nextElement, at: index)
+                nextElement += 1
+            } else {
+                guard index < path.count else { return false }
+                elements[k] = path.remove(at: index)
+            }
+        }
+        return true
+    }
+
+    /// Replays both sides (`replay`) and stamps the local insert and erase times and the
+    /// incoming erase times.
+    private mutating func replayBothSides(firstBase: Int32, baseCount: Int, firstLocal: Int32,
+                                          firstIncoming: Int32) -> Bool {
+        guard Self.replay(local, path: &path, firstBase: firstBase, baseCount: baseCount,
+                          firstNew: firstLocal, elements: &localElement, lefts: &localLeft,
+                          rights: &localRight),
+            Self.replay(incoming, path: &path, firstBase: firstBase, baseCount: baseCount,
+                        firstNew: firstIncoming, elements: &incomingElement,
+                        lefts: &incomingLeft, rights: &incomingRight)
+        else { return false }
+        for k in local.indices {
+            let element = Int(localElement[k])
+            if local[k].isInsert {
+                localInsertTime[element] = UInt32(k + 1)
+            } else {
+                localEraseTime[element] = UInt32(k + 1)
+            }
+        }
+        for i in incoming.indices where !incoming[i].isInsert {
+            incomingEraseTime[Int(incomingElement[i])] = UInt32(i + 1)
+        }
+        return true
+    }
+
+    /// The base in order, then each local element right after its left neighbour: the local
+    /// side's order, with each insert ahead of the tombstones of its gap.
+    private mutating func linkLocalOrder(firstBase: Int32, baseCount: Int) {
+        var last = Self.head
+        for element in firstBase..<(firstBase + Int32(baseCount)) {
+            next[Int(last)] = element
+            prev[Int(element)] = last
+            last = element
+        }
+        next[Int(last)] = Self.tail
+        prev[Int(Self.tail)] = last
+        for k in local.indices where local[k].isInsert {
+            link(localElement[k], after: localLeft[k])
+        }
+    }
+
+    @inline(__always)
+    private mutating func link(_ element: Int32, after left: Int32) {
+        let right = next[Int(left)]
+        next[Int(left)] = element
+        prev[Int(element)] = left
+        next[Int(element)] = right
+        prev[Int(right)] = element
+    }
+
+    /// Whether `element` is alive in every state of incoming row `time` (1-based): the
+    /// sentinels, base elements the local side never erases, and elements not erased by an
+    /// earlier incoming instruction that are not local inserts.
+    @inline(__always)
+    private func isAnchor(_ element: Int32, time: UInt32) -> Bool {
+        let e = Int(element)
+        return element <= Self.tail
+            || (localInsertTime[e] == 0 && localEraseTime[e] == Self.never
+                && incomingEraseTime[e] >= time)
+    }
+
+    /// Places incoming insert `i`'s element in the order (see the file's documentation).
+    private mutating func place(_ i: Int) -> Bool {
+        let time = UInt32(i + 1)
+        let element = incomingElement[i]
+        let left = incomingLeft[i]
+        var anchorLeft = left
+        while !isAnchor(anchorLeft, time: time) { anchorLeft = prev[Int(anchorLeft)] }
+        var anchorRight = incomingRight[i]
+        while !isAnchor(anchorRight, time: time) { anchorRight = next[Int(anchorRight)] }
+        // The region: the elements strictly between the anchors. Does any local instruction
+        // alive in this row touch it?
+        region.removeAll(keepingCapacity: true)
+        var leftPosition = -1
+        var touched = false
+        var cursor = next[Int(anchorLeft)]
+        while cursor != anchorRight {
+            let c = Int(cursor)
+            if cursor == left { leftPosition = region.count }
+            if localInsertTime[c] != 0
+                || (localEraseTime[c] != Self.never && incomingEraseTime[c] >= time)
+            {
+                touched = true
+            }
+            region.append(cursor)
+            cursor = next[c]
+        }
+        if !touched {
+            link(element, after: left)
+            return true
+        }
+        regionsReplayed += 1
+        let regionCount = region.count
+        // Row i on the region alone: x's index counts the elements alive before the row's
+        // first local instruction that precede its gap; each local instruction's index counts
+        // those alive at its time before its element.
+        var position = 0
+        regionCounts.reset(count: regionCount)
+        events.removeAll(keepingCapacity: true)
+        decision.removeAll(keepingCapacity: true)
+        decision.append(contentsOf: repeatElement(0, count: regionCount))
+        for q in 0..<regionCount {
+            let e = Int(region[q])
+            if localInsertTime[e] == 0 && incomingEraseTime[e] >= time {
+                regionCounts.setInitial(q, 1)
+                if q <= leftPosition { position += 1 }
+            }
+            if localInsertTime[e] != 0 {
+                events.append(UInt64(localInsertTime[e]) << 32 | UInt64(q))
+            }
+            if localEraseTime[e] != Self.never && incomingEraseTime[e] >= time {
+                events.append(UInt64(localEraseTime[e]) << 32 | UInt64(q))
+            }
+        }
+        regionCounts.buildFromInitial()
+        events.sort()
+        let rank = incoming[i].rank
+        for event in events {
+            let eventTime = UInt32(truncatingIfNeeded: event >> 32)
+            let q = Int(truncatingIfNeeded: event & 0xFFFF_FFFF)
+            let e = Int(region[q])
+            let other = regionCounts.prefix(q)
+            if localInsertTime[e] == eventTime {
+                // Insert vs insert: the lower index first; at equal indices the lower rank.
+                let localRank = local[Int(eventTime) - 1].rank
+                if position < other || (position == other && localRank > rank) {
+                    decision[q] = 1  // x before y
+                } else {
+                    decision[q] = 2  // x after y
+                    position += 1
+                }
+                regionCounts.add(q, 1)
+            } else {
+                // Insert vs erase: an insert above the erased element moves down.
+                if position > other { position -= 1 }
+                regionCounts.add(q, -1)
+            }
+        }
+        // Each region element's side of x: forced by the incoming order (alive elements up to
+        // x's left neighbour precede it, the others follow) or by the row's decisions.
+        var lastBefore = -1
+        var firstAfter = regionCount
+        for q in 0..<regionCount {
+            let e = Int(region[q])
+            let incomingAlive = localInsertTime[e] == 0 && incomingEraseTime[e] >= time
+            if decision[q] == 0 {
+                if incomingAlive { decision[q] = q <= leftPosition ? 2 : 1 }
+            }
+            if decision[q] == 2 { lastBefore = q }
+            if decision[q] == 1 && firstAfter == regionCount { firstAfter = q }
+        }
+        if lastBefore < firstAfter {
+            link(element, after: lastBefore >= 0 ? region[lastBefore] : anchorLeft)
+            return true
+        }
+        return reorderRegion(placing: element, between: anchorLeft, and: anchorRight,
+                             firstAfter: firstAfter, lastBefore: lastBefore, time: time)
+    }
+
+    /// Whether elements `u` and `v` are both alive in some state of incoming row `time`
+    /// (before its instruction, at any local time). Only their order in those states still
+    /// matters: every later row's states hold a subset of the same elements plus later
+    /// incoming inserts, the incoming side's results are taken row by row, and the local
+    /// side's in the last row. Orders seen only in earlier rows may now change; they can even
+    /// form a cycle with the current row's (x before y by a tie, y before an element in a
+    /// state where the incoming side had not yet erased it, that element before another in
+    /// the base, and that one before x), so no single order serves every row.
+    @inline(__always)
+    private func orderMatters(_ u: Int32, _ v: Int32, time: UInt32) -> Bool {
+        let (a, b) = (Int(u), Int(v))
+        return incomingEraseTime[a] >= time && incomingEraseTime[b] >= time
+            && localInsertTime[a] < localEraseTime[b] && localInsertTime[b] < localEraseTime[a]
+    }
+
+    /// Places x where some elements that must follow it stand before some that must precede
+    /// it (`decision`: 1 follows, 2 precedes, 0 free). Elements of the region move to x's
+    /// far side only past elements they never coexist with: everything from the first
+    /// element that must follow x on goes after x if it must, or if it coexists with an
+    /// earlier element that goes after x; the rest goes before x, each side in its order.
+    /// False if an element that must precede x would have to go after it.
+    private mutating func reorderRegion(placing element: Int32, between anchorLeft: Int32,
+                                        and anchorRight: Int32, firstAfter: Int,
+                                        lastBefore: Int, time: UInt32) -> Bool {
+        let regionCount = region.count
+        after.removeAll(keepingCapacity: true)
+        for q in firstAfter...lastBefore {
+            let e = region[q]
+            var goesAfter = decision[q] == 1
+            if !goesAfter {
+                for u in after where orderMatters(u, e, time: time) {
+                    goesAfter = true
+                    break
+                }
+            }
+            if goesAfter {
+                if decision[q] == 2 {
+                    return false
+                }
+                after.append(e)
+                decision[q] = 1
+            } else {
+                decision[q] = 2
+            }
+        }
+        reorderedRegions += 1
+        var last = anchorLeft
+        func append(_ e: Int32) {
+            next[Int(last)] = e
+            prev[Int(e)] = last
+            last = e
+        }
+        for q in 0..<regionCount where q < firstAfter || (q <= lastBefore && decision[q] == 2) {
+            append(region[q])
+        }
+        append(element)
+        for q in 0..<regionCount where q > lastBefore || (q >= firstAfter && decision[q] == 1) {
+            append(region[q])
+        }
+        next[Int(last)] = anchorRight
+        prev[Int(anchorRight)] = last
+        return true
+    }
+
+    /// Numbers the elements in the final order.
+    private mutating func numberElements(_ count: Int) {
+        order.removeAll(keepingCapacity: true)
+        order.append(contentsOf: repeatElement(-1, count: count))
+        var place: Int32 = 0
+        var cursor = next[Int(Self.head)]
+        while cursor != Self.tail {
+            order[Int(cursor)] = place
+            place += 1
+            cursor = next[Int(cursor)]
+        }
+    }
+
+    /// The local instructions over "base · incoming": each one's index counts the elements
+    /// alive in its state that precede its element.
+    private mutating func sweepLocal() {
+        counts.reset(count: order.count - 2)
+        var alive = 0
+        for element in 2..<Int32(order.count) {
+            let e = Int(element)
+            let isLocalInsert = localInsertTime[e] != 0
+            if !isLocalInsert && incomingEraseTime[e] == Self.never {
+                counts.setInitial(Int(order[e]), 1)
+                alive += 1
+            }
+        }
+        counts.buildFromInitial()
+        for k in local.indices {
+            let element = Int(localElement[k])
+            if local[k].isInsert {
+                local[k].index = UInt32(counts.prefix(Int(order[element])))
+                local[k].priorSize = UInt32(alive)
+                counts.add(Int(order[element]), 1)
+                alive += 1
+            } else if incomingEraseTime[element] != Self.never {
+                localAlive[k] = false
+            } else {
+                local[k].index = UInt32(counts.prefix(Int(order[element])))
+                local[k].priorSize = UInt32(alive)
+                counts.add(Int(order[element]), -1)
+                alive -= 1
+            }
+        }
+    }
+
+}
+
+/// A Fenwick tree of counts over positions `0 ..< count`.
+struct FenwickTree: Sendable {
+    private var tree: ContiguousArray<Int32> = []
+
+    /// Zeroes `count` positions; `setInitial` then `buildFromInitial` fill them in O(count).
+    mutating func reset(count: Int) {
+        tree.removeAll(keepingCapacity: true)
+        tree.append(contentsOf: repeatElement(0, count: count + 1))
+    }
+
+    /// Sets position `position` before `buildFromInitial`.
+    @inline(__always)
+    mutating func setInitial(_ position: Int, _ value: Int32) { tree[position + 1] = value }
+
+    /// Turns the values set by `setInitial` into the tree, in O(count).
+    mutating func buildFromInitial() {
+        let size = tree.count
+        tree.withUnsafeMutableBufferPointer { t in
+            var j = 1
+            while j < size {
+                let parent = j + (j & -j)
+                if parent < size { t[parent] &+= t[j] }
+                j += 1
+            }
+        }
+    }
+
+    /// The sum of positions `0 ..< position`.
+    @inline(__always)
+    func prefix(_ position: Int) -> Int {
+        var sum: Int32 = 0
+        var j = position
+        tree.withUnsafeBufferPointer { t in
+            while j > 0 {
+                sum &+= t[j]
+                j &= j - 1
+            }
+        }
+        return Int(sum)
+    }
+
+    @inline(__always)
+    mutating func add(_ position: Int, _ delta: Int32) {
+        let size = tree.count
+        var j = position + 1
+        tree.withUnsafeMutableBufferPointer { t in
+            while j < size {
+                t[j] &+= delta
+                j += j & -j
+            }
+        }
+    }
+}
+
+/// A sequence of element numbers with insert, remove and lookup by position in
+/// O(chunks / 32 + 32 + chunk size): chunks of at most `chunkMax`, with a running count per 32
+/// chunks. With `tracking`, also the position of an element (`index(of:)`), in the same time.
+struct PathSequence: Sendable {
+    static let chunkMax = 128
+    private static let groupWidth = 32
+
+    private(set) var count = 0
+    /// Chunks by ID; `order` lists the IDs in sequence order.
+    private var chunks: ContiguousArray<ContiguousArray<Int32>> = []
+    private var order: ContiguousArray<Int32> = []
+    /// `chunkCounts[c]`: the size of the chunk at sequence position c.
+    private var chunkCounts: ContiguousArray<Int32> = []
+    /// `groupCounts[g]`: the sum of `chunkCounts[32 g ..< 32 g + 32]`.
+    private var groupCounts: ContiguousArray<Int32> = []
+    /// With tracking: each element's chunk ID, and each chunk ID's sequence position.
+    private var tracking = false
+    private var chunkOf: ContiguousArray<Int32> = []
+    private var chunkPosition: ContiguousArray<Int32> = []
+
+    /// Holds `elements` in order, without tracking.
+    mutating func reset(_ elements: Range<Int32>) {
+        reset(elements, tracking: false, elementBound: 0)
+    }
+
+    /// Holds `elements` in order; with `tracking`, element numbers must be below `elementBound`.
+    mutating func reset(_ elements: some Collection<Int32>, tracking: Bool, elementBound: Int) {
+        chunks.removeAll(keepingCapacity: true)
+        order.removeAll(keepingCapacity: true)
+        chunkCounts.removeAll(keepingCapacity: true)
+        self.tracking = tracking
+        if tracking {
+            chunkOf.removeAll(keepingCapacity: true)
+            chunkOf.append(contentsOf: repeatElement(-1, count: elementBound))
+        }
+        var chunk = ContiguousArray<Int32>()
+        let half = Self.chunkMax / 2
+        for element in elements {
+            if chunk.count == half {
+                appendChunk(chunk)
+                chunk = []
+            }
+            chunk.append(element)
+        }
+        if !chunk.isEmpty || chunks.isEmpty { appendChunk(chunk) }
+        count = elements.count
+        rebuildCounts()
+    }
+
+    private mutating func appendChunk(_ chunk: ContiguousArray<Int32>) {
+        let id = Int32(chunks.count)
+        if tracking { for element in chunk { chunkOf[Int(element)] = id } }
+        chunks.append(chunk)
+        order.append(id)
+        chunkCounts.append(Int32(chunk.count))
+    }
+
+    private mutating func rebuildCounts() {
+        groupCounts.removeAll(keepingCapacity: true)
+        var start = 0
+        while start < chunkCounts.count {
+            var sum: Int32 = 0
+            for c in start..<min(start + Self.groupWidth, chunkCounts.count) {
+                sum += chunkCounts[c]
+            }
+            groupCounts.append(sum)
+            start += Self.groupWidth
+        }
+        if tracking {
+            chunkPosition.removeAll(keepingCapacity: true)
+            chunkPosition.append(contentsOf: repeatElement(0, count: chunks.count))
+            for (position, id) in order.enumerated() { chunkPosition[Int(id)] = Int32(position) }
+        }
+    }
+
+    /// The sequence position of the chunk holding position `index` (`0 ... count`; `count`
+    /// is the end of the last chunk), and the offset within it.
+    @inline(__always)
+    private func locate(_ index: Int) -> (position: Int, offset: Int) {
+        var remaining = Int32(index)
+        var group = 0
+        let lastGroup = groupCounts.count - 1
+        while group < lastGroup && remaining >= groupCounts[group] {
+            remaining -= groupCounts[group]
+            group += 1
+        }
+        var position = group * Self.groupWidth
+        let lastPosition = min(position + Self.groupWidth, chunkCounts.count) - 1
+        while position < lastPosition && remaining >= chunkCounts[position] {
+            remaining -= chunkCounts[position]
+            position += 1
+        }
+        return (position, Int(remaining))
+    }
+
+    func element(at index: Int) -> Int32 {
+        let (position, offset) = locate(index)
+        return chunks[Int(order[position])][offset]
+    }
+
+    /// The position of `element` (with tracking; the element must be in the sequence).
+    func index(of element: Int32) -> Int {
+        let id = Int(chunkOf[Int(element)])
+        let position = Int(chunkPosition[id])
+        var index = 0
+        let group = position / Self.groupWidth
+        for g in 0..<group { index += Int(groupCounts[g]) }
+        for c in (group * Self.groupWidth)..<position { index += Int(chunkCounts[c]) }
+        let chunk = chunks[id]
+        guard let offset = chunk.firstIndex(of: element) else {
+            preconditionFailure("element \(element) is not in the sequence")
+        }
+        return index + offset
+    }
+
+    mutating func insert(_ element: Int32, at index: Int) {
+        let (position, offset) = locate(index)
+        let id = Int(order[position])
+        chunks[id].insert(element, at: offset)
+        if tracking { chunkOf[Int(element)] = Int32(id) }
+        chunkCounts[position] += 1
+        groupCounts[position / Self.groupWidth] += 1
+        count += 1
+        if Int(chunkCounts[position]) > Self.chunkMax {
+            let half = Int(chunkCounts[position]) / 2
+            let tail = ContiguousArray(chunks[id][half...])
+            chunks[id].removeSubrange(half...)
+            let newID = Int32(chunks.count)
+            if tracking { for moved in tail { chunkOf[Int(moved)] = newID } }
+            chunks.append(tail)
+            order.insert(newID, at: position + 1)
+            chunkCounts[position] = Int32(half)
+            chunkCounts.insert(Int32(tail.count), at: position + 1)
+            rebuildCounts()
+        }
+    }
+
+    mutating func remove(at index: Int) -> Int32 {
+        let (position, offset) = locate(index)
+        let element = chunks[Int(order[position])].remove(at: offset)
+        chunkCounts[position] -= 1
+        groupCounts[position / Self.groupWidth] -= 1
+        count -= 1
+        return element
+    }
+}

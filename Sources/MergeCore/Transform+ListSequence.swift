@@ -1,0 +1,189 @@
+//! Contested list groups merged from element identities (`ListSequenceMerge`) instead of
+//! pair by pair.
+
+/// When a list group is merged by `ListSequenceMerge`.
+struct ListSequenceSettings: Sendable {
+    /// Off: every list group walks the grid (the differential tests' reference).
+    var enabled = true
+    /// Groups whose sides multiply to fewer pairs walk the grid (cheaper when small).
+    var pairsMin = 4_096
+    /// Groups with fewer pairs per element (base, local and incoming instructions) walk the
+    /// grid: a pair check costs a few nanoseconds, the sequence merge about a hundred per
+    /// element (both replays, the order, the sweeps).
+    var pairsPerElementMin = 32
+    /// Groups with fewer incoming instructions walk the grid: an incoming insert replays the
+    /// local instructions between its anchors, and the first inserts have few anchors (about
+    /// L · ln(D) elements replayed over a group), which costs more than D · L pair checks
+    /// when D is small.
+    var incomingMin = 256
+    /// Groups the list blocks can cut (typing) keep the block walk.
+    var leavesBlockedGroups = true
+}
+
+extension Transformer {
+    /// Before the walk: merges every list group whose instructions on both sides are alive
+    /// ArrayInsert and ArrayErase instructions on one list, and whose sides multiply to at
+    /// least `listSequenceSettings.pairsMin` pairs, with `ListSequenceMerge`, and marks it
+    /// (`sequencedGroup`, `groupBlockLower` -3) so the walk skips its local instructions. A
+    /// group the sequence merge gives up on walks the grid as before.
+    ///
+    /// Only without incoming schema instructions or an EraseColumn (the caller checks): then
+    /// a local schema instruction meets list instructions only in no-op rules, so merging the
+    /// group before the walk reaches it changes nothing.
+    /// - Returns: whether any group was merged here.
+    /// - Complexity: O(D + L) to find the groups, plus each merged group's cost.
+    mutating func mergeListSequences() -> Bool {
+        let rootCount = nodeRoot.count
+        sequencedGroup.removeAll(keepingCapacity: true)
+        sequencedGroup.append(contentsOf: repeatElement(Self.sequenceNone, count: rootCount))
+        let pairsMin = listSequenceSettings.pairsMin
+        var anyCandidate = false
+        for root in 0..<rootCount {
+            let start = Int(groupStart[root])
+            let end = Int(groupStart[root + 1])
+            if end - start < listSequenceSettings.incomingMin
+                || (end - start) * arena.localCount < pairsMin
+            {
+                continue
+            }
+            if isSingleListOfEdits(groupPositions[start..<end]) {
+                sequencedGroup[root] = Self.sequenceCandidate
+                anyCandidate = true
+            }
+        }
+        if !anyCandidate { return false }
+        // The local side: count each candidate's instructions, rejecting a group with any other.
+        sequenceLocalStart.removeAll(keepingCapacity: true)
+        sequenceLocalStart.append(contentsOf: repeatElement(0, count: rootCount + 1))
+        let localCount = arena.localCount
+        for slot in 0..<localCount where arena.isAlive(slot) {
+            let node = arena.node[slot]
+            if node < 0 { continue }
+            let root = Int(nodeRoot[Int(node)])
+            if sequencedGroup[root] != Self.sequenceCandidate { continue }
+            let first = Int(groupPositions[Int(groupStart[root])])
+            let kind = arena.kind[slot]
+            if (kind == Kind.arrayInsert || kind == Kind.arrayErase)
+                && node == arena.node[first] && arena.field[slot] == arena.field[first]
+            {
+                sequenceLocalStart[root + 1] += 1
+            } else {
+                sequencedGroup[root] = Self.sequenceRejected
+            }
+        }
+        let settings = listSequenceSettings
+        for root in 0..<rootCount {
+            let localInGroup = Int(sequenceLocalStart[root + 1])
+            sequenceLocalStart[root + 1] += sequenceLocalStart[root]
+            if sequencedGroup[root] != Self.sequenceCandidate { continue }
+            let start = Int(groupStart[root])
+            let incomingInGroup = Int(groupStart[root + 1]) - start
+            let baseSize = Int(arena.priorSize[Int(groupPositions[start])])
+            let pairs = localInGroup * incomingInGroup
+            if localInGroup == 0 || pairs < pairsMin || incomingInGroup < settings.incomingMin
+                || pairs < settings.pairsPerElementMin * (baseSize + localInGroup + incomingInGroup)
+            {
+                sequencedGroup[root] = Self.sequenceRejected
+            } else if settings.leavesBlockedGroups {
+                packGroup(root)
+                if !listBlocks(root).isEmpty { sequencedGroup[root] = Self.sequenceRejected }
+            }
+        }
+        // Each candidate's local slots, in order (a counting sort).
+        let slotCount = Int(sequenceLocalStart[rootCount])
+        if slotCount == 0 { return false }
+        sequenceLocalSlots.removeAll(keepingCapacity: true)
+        sequenceLocalSlots.append(contentsOf: repeatElement(0, count: slotCount))
+        sequenceCursor.removeAll(keepingCapacity: true)
+        sequenceCursor.append(contentsOf: sequenceLocalStart)
+        for slot in 0..<localCount where arena.isAlive(slot) {
+            let node = arena.node[slot]
+            if node < 0 { continue }
+            let root = Int(nodeRoot[Int(node)])
+            if sequencedGroup[root] != Self.sequenceCandidate { continue }
+            sequenceLocalSlots[Int(sequenceCursor[root])] = Int32(slot)
+            sequenceCursor[root] += 1
+        }
+        var anyMerged = false
+        for root in 0..<rootCount where sequencedGroup[root] == Self.sequenceCandidate {
+            if mergeListSequence(root) {
+                listSequencesMerged &+= 1
+                sequencedGroup[root] = Self.sequenceMerged
+                groupBlockLower[root] = -3
+                anyMerged = true
+            } else {
+                sequencedGroup[root] = Self.sequenceRejected
+            }
+        }
+        return anyMerged
+    }
+
+    /// Whether the incoming slots at `positions` are all alive ArrayInsert or ArrayErase
+    /// instructions on one object's field.
+    private func isSingleListOfEdits(_ positions: ArraySlice<Int32>) -> Bool {
+        let first = Int(positions[positions.startIndex])
+        let node = arena.node[first]
+        let field = arena.field[first]
+        for position in positions {
+            let slot = Int(position)
+            let kind = arena.kind[slot]
+            guard kind == Kind.arrayInsert || kind == Kind.arrayErase, arena.isAlive(slot),
+                arena.node[slot] == node, arena.field[slot] == field
+            else { return false }
+        }
+        return true
+    }
+
+    /// Runs `ListSequenceMerge` on group `root` and writes its result into the arena.
+    private mutating func mergeListSequence(_ root: Int) -> Bool {
+        let localSlots = Int(sequenceLocalStart[root])..<Int(sequenceLocalStart[root + 1])
+        let incomingSlots = Int(groupStart[root])..<Int(groupStart[root + 1])
+        listSequence.local.removeAll(keepingCapacity: true)
+        for cursor in localSlots { listSequence.local.append(sequenceEdit(sequenceLocalSlots[cursor])) }
+        listSequence.incoming.removeAll(keepingCapacity: true)
+        for cursor in incomingSlots {
+            listSequence.incoming.append(sequenceEdit(groupPositions[cursor]))
+        }
+        guard listSequence.run() else { return false }
+        for (offset, cursor) in localSlots.enumerated() {
+            storeSequenceEdit(Int(sequenceLocalSlots[cursor]), listSequence.local[offset],
+                              alive: listSequence.localAlive[offset])
+        }
+        for (offset, cursor) in incomingSlots.enumerated() {
+            storeSequenceEdit(Int(groupPositions[cursor]), listSequence.incoming[offset],
+                              alive: listSequence.incomingAlive[offset])
+        }
+        return true
+    }
+
+    @inline(__always)
+    private func sequenceEdit(_ slot: Int32) -> ListSequenceEdit {
+        let s = Int(slot)
+        return ListSequenceEdit(
+            isInsert: arena.kind[s] == Kind.arrayInsert, index: arena.index[s],
+            priorSize: arena.priorSize[s], rank: changesetRank[Int(arena.changeset[s])])
+    }
+
+    @inline(__always)
+    private mutating func storeSequenceEdit(_ slot: Int, _ edit: ListSequenceEdit, alive: Bool) {
+        if !alive {
+            arena.discard(slot)
+        } else if edit.index != arena.index[slot] || edit.priorSize != arena.priorSize[slot] {
+            arena.index[slot] = edit.index
+            arena.priorSize[slot] = edit.priorSize
+            arena.markDirty(slot)
+        }
+    }
+
+    /// Whether local `slot` belongs to a group `mergeListSequences` merged.
+    @inline(__always)
+    func isSequenced(_ slot: Int) -> Bool {
+        let node = arena.node[slot]
+        return node >= 0 && sequencedGroup[Int(nodeRoot[Int(node)])] == Self.sequenceMerged
+    }
+
+    static let sequenceNone: UInt8 = 0
+    static let sequenceCandidate: UInt8 = 1
+    static let sequenceRejected: UInt8 = 2
+    static let sequenceMerged: UInt8 = 3
+}

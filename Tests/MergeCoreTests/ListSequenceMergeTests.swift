@@ -1,0 +1,258 @@
+//! `ListSequenceMerge` against the pairwise grid, written out here from the rules of
+//! REALM-SEMANTICS §2.3 (not from `Transform+Rules.swift`): random sides of inserts and erases
+//! on small lists, so that equal indices, erases of one element on both sides and inserts next
+//! to tombstones are common.
+
+@testable import MergeCore
+import Randomness
+import Testing
+
+/// The grid, pair by pair: incoming instruction i meets local k after passing locals
+/// 0 ..< k, and local k meets it after passing incomings 0 ..< i.
+func pairwiseListGrid(
+    local: [ListSequenceEdit], incoming: [ListSequenceEdit]
+) -> (local: [ListSequenceEdit], localAlive: [Bool], incoming: [ListSequenceEdit],
+      incomingAlive: [Bool]) {
+    var l = local
+    var a = incoming
+    var localAlive = Array(repeating: true, count: l.count)
+    var incomingAlive = Array(repeating: true, count: a.count)
+    for i in a.indices {
+        for k in l.indices where localAlive[k] {
+            switch (a[i].isInsert, l[k].isInsert) {
+            case (true, true):
+                // The lower index first; at equal indices the lower rank.
+                if a[i].index < l[k].index || (a[i].index == l[k].index && l[k].rank > a[i].rank) {
+                    l[k].index += 1
+                } else {
+                    a[i].index += 1
+                }
+                a[i].priorSize += 1
+                l[k].priorSize += 1
+            case (true, false):
+                if a[i].index <= l[k].index { l[k].index += 1 } else { a[i].index -= 1 }
+                a[i].priorSize -= 1
+                l[k].priorSize += 1
+            case (false, true):
+                if l[k].index <= a[i].index { a[i].index += 1 } else { l[k].index -= 1 }
+                a[i].priorSize += 1
+                l[k].priorSize -= 1
+            case (false, false):
+                if a[i].index == l[k].index {
+                    localAlive[k] = false
+                    incomingAlive[i] = false
+                } else {
+                    if a[i].index < l[k].index { l[k].index -= 1 } else { a[i].index -= 1 }
+                    a[i].priorSize -= 1
+                    l[k].priorSize -= 1
+                }
+            }
+            if !incomingAlive[i] { break }
+        }
+    }
+    return (l, localAlive, a, incomingAlive)
+}
+
+/// Valid edits on a list of `size` elements: mostly inserts, ranks drawn from `ranks`.
+func randomListSide(size: Int, count: Int, insertPercent: UInt64, ranks: [UInt32],
+                    random: RandomStream) -> [ListSequenceEdit] {
+    var size = UInt32(size)
+    var edits: [ListSequenceEdit] = []
+    for _ in 0..<count {
+        let rank = ranks[Int(random.uniformInt(below: UInt64(ranks.count)))]
+        if size == 0 || random.uniformInt(below: 100) < insertPercent {
+            let index = UInt32(random.uniformInt(below: UInt64(size) + 1))
+            edits.append(ListSequenceEdit(isInsert: true, index: index, priorSize: size, rank: rank))
+            size += 1
+        } else {
+            let index = UInt32(random.uniformInt(below: UInt64(size)))
+            edits.append(ListSequenceEdit(isInsert: false, index: index, priorSize: size, rank: rank))
+            size -= 1
+        }
+    }
+    return edits
+}
+
+/// Runs one random grid; returns a failure, or whether the sequence merge gave up.
+func runListSequenceSeed(_ seed: UInt64, merge: inout ListSequenceMerge) -> (failure: String?,
+                                                                             gaveUp: Bool) {
+    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C53_4D47))
+    let size = Int(random.uniformInt(below: 8))
+    let localCount = 1 + Int(random.uniformInt(below: 14))
+    let incomingCount = 1 + Int(random.uniformInt(below: 14))
+    let insertPercent = 30 + random.uniformInt(below: 60)
+    // A side's changesets have a few ranks; the sides' ranks differ (file idents differ).
+    let localRanks = (0..<(1 + random.uniformInt(below: 3))).map { _ in
+        UInt32(2 * random.uniformInt(below: 6)) }
+    let incomingRanks = (0..<(1 + random.uniformInt(below: 3))).map { _ in
+        UInt32(2 * random.uniformInt(below: 6) + 1) }
+    let local = randomListSide(size: size, count: localCount, insertPercent: insertPercent,
+                               ranks: localRanks, random: random)
+    let incoming = randomListSide(size: size, count: incomingCount, insertPercent: insertPercent,
+                                  ranks: incomingRanks, random: random)
+    let expected = pairwiseListGrid(local: local, incoming: incoming)
+    merge.local = ContiguousArray(local)
+    merge.incoming = ContiguousArray(incoming)
+    guard merge.run() else {
+        if merge.local != ContiguousArray(local) || merge.incoming != ContiguousArray(incoming) {
+            return ("seed \(seed): gave up but changed its input", true)
+        }
+        return (nil, true)
+    }
+    func describe() -> String {
+        "seed \(seed): size \(size)\nlocal \(local)\nincoming \(incoming)\n"
+            + "expected \(expected)\nactual \(merge.local) \(merge.localAlive) "
+            + "\(merge.incoming) \(merge.incomingAlive)"
+    }
+    if Array(merge.localAlive) != expected.localAlive
+        || Array(merge.incomingAlive) != expected.incomingAlive
+    {
+        return ("alive differs: " + describe(), false)
+    }
+    for k in local.indices where expected.localAlive[k] && merge.local[k] != expected.local[k] {
+        return ("local \(k) differs: " + describe(), false)
+    }
+    for i in incoming.indices
+    where expected.incomingAlive[i] && merge.incoming[i] != expected.incoming[i] {
+        return ("incoming \(i) differs: " + describe(), false)
+    }
+    return (nil, false)
+}
+
+/// A transformer that walks every list pair, and one that merges every list group of inserts
+/// and erases from element identities, however small.
+func referenceAndSequencingTransformers() -> (reference: Transformer, sequencing: Transformer) {
+    var reference = Transformer()
+    reference.listBlockSettings.enabled = false
+    reference.listSweepEnabled = false
+    reference.listSequenceSettings.enabled = false
+    var sequencing = Transformer()
+    sequencing.listSequenceSettings = ListSequenceSettings(
+        enabled: true, pairsMin: 1, pairsPerElementMin: 0, incomingMin: 1,
+        leavesBlockedGroups: false)
+    return (reference, sequencing)
+}
+
+/// One seed of two typing sides (a cursor that mostly steps and jumps one edit in 15); in
+/// half of the seeds no other edits, so most list groups are inserts and erases alone.
+func runListSequenceTransformerSeed(_ seed: UInt64, merged: inout Int) -> String? {
+    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C53_5446))
+    do {
+        let base = try typingBase()
+        let otherEdits: UInt64 = random.chance(1, outOf: 2) ? 0 : 10
+        var local = try typingSide(base: base, random: random, fileIdent: 0, tag: 1,
+                                   otherEditsPercent: otherEdits)
+        if random.chance(1, outOf: 10) { corruptPriorSize(&local, random) }
+        var incoming = try typingSide(base: base, random: random,
+                                      fileIdent: 2 + random.uniformInt(below: 2), tag: 2,
+                                      otherEditsPercent: otherEdits)
+        if random.chance(1, outOf: 10) { corruptPriorSize(&incoming, random) }
+        let checkConvergence = !corrupted(incoming, base: base) && !corrupted(local, base: base)
+        var (reference, sequencing) = referenceAndSequencingTransformers()
+        let failure = compareMerges(
+            reference: &reference, actual: &sequencing, base: base, local: local,
+            incoming: incoming, checkConvergence: checkConvergence)
+        merged += sequencing.listSequencesMerged
+        return failure
+    } catch {
+        return "generator error: \(error)"
+    }
+}
+
+/// Four typing clients integrated in turn, as a server does, by both transformers.
+func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
+    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C53_5356))
+    do {
+        let base = try typingBase()
+        let otherEdits: UInt64 = random.chance(1, outOf: 2) ? 0 : 10
+        var (reference, sequencing) = referenceAndSequencingTransformers()
+        let failure = try compareServerHistories(reference: &reference, actual: &sequencing) {
+            client in
+            try typingSide(base: base, random: random, fileIdent: UInt64(2 + client),
+                           tag: Int64(client + 1), otherEditsPercent: otherEdits)
+        }
+        merged += sequencing.listSequencesMerged
+        return failure
+    } catch {
+        return "generator error: \(error)"
+    }
+}
+
+@Suite struct ListSequenceMergeTests {
+    @Test func transformerMatchesThePairwiseWalk() {
+        var merged = 0
+        recordSeedFailures(firstSeed: 1, keySpace: 2) {
+            runListSequenceTransformerSeed($0, merged: &merged)
+        }
+        // Most seeds have a group of inserts and erases alone on both sides.
+        #expect(merged > Int(FastPathLimits.seedsCount), "\(merged) groups merged by sequence")
+    }
+
+    @Test func serverHistoryMatchesThePairwiseWalk() {
+        var merged = 0
+        recordSeedFailures(firstSeed: 1, keySpace: 2) {
+            runListSequenceServerSeed($0, merged: &merged)
+        }
+        #expect(merged > Int(FastPathLimits.seedsCount), "\(merged) groups merged by sequence")
+    }
+
+    @Test func matchesThePairwiseGrid() {
+        var merge = ListSequenceMerge()
+        var failures: [String] = []
+        var gaveUp = 0
+        let seeds: UInt64 = 20_000
+        for seed in 0..<seeds {
+            let (failure, didGiveUp) = runListSequenceSeed(seed, merge: &merge)
+            if let failure { failures.append(failure) }
+            if didGiveUp { gaveUp += 1 }
+        }
+        #expect(failures.isEmpty, "\(failures.count) failures; first: \(failures.first ?? "")")
+        // Giving up is correct (the grid walk takes over) but must stay the exception: none
+        // of these grids needs it (keeping the order of pairs that only earlier rows saw
+        // gives up on about 1 %).
+        #expect(gaveUp * 1_000 <= Int(seeds), "gave up on \(gaveUp) of \(seeds) grids")
+    }
+
+    @Test func rejectsWhatIsNotAValidReplay() {
+        var merge = ListSequenceMerge()
+        // An erase beyond the list, and prior sizes that disagree between the sides.
+        merge.local = [ListSequenceEdit(isInsert: false, index: 3, priorSize: 3, rank: 0)]
+        merge.incoming = [ListSequenceEdit(isInsert: true, index: 0, priorSize: 3, rank: 1)]
+        let ran1 = merge.run()
+        #expect(!ran1)
+        merge.local = [ListSequenceEdit(isInsert: true, index: 0, priorSize: 2, rank: 0)]
+        let ran2 = merge.run()
+        #expect(!ran2)
+        merge.local = [ListSequenceEdit(isInsert: true, index: 0, priorSize: 3, rank: 0),
+                       ListSequenceEdit(isInsert: true, index: 0, priorSize: 3, rank: 0)]
+        let ran3 = merge.run()
+        #expect(!ran3)
+        merge.local = [ListSequenceEdit(isInsert: true, index: 3, priorSize: 3, rank: 0)]
+        let ran4 = merge.run()
+        #expect(ran4)
+        #expect(merge.local[0] == ListSequenceEdit(isInsert: true, index: 4, priorSize: 4, rank: 0))
+        #expect(merge.incoming[0] == ListSequenceEdit(isInsert: true, index: 0, priorSize: 4,
+                                                      rank: 1))
+    }
+
+    @Test func pathSequenceMatchesAnArray() {
+        let random = RandomStream(seed: 7, id: StreamID(domain: 0x5053_4551))
+        var path = PathSequence()
+        path.reset(0..<300)
+        var array = Array(0..<300 as Range<Int32>)
+        var nextElement: Int32 = 300
+        for _ in 0..<20_000 {
+            if array.isEmpty || random.chance(3, outOf: 5) {
+                let index = Int(random.uniformInt(below: UInt64(array.count) + 1))
+                path.insert(nextElement, at: index)
+                array.insert(nextElement, at: index)
+                nextElement += 1
+            } else {
+                let index = Int(random.uniformInt(below: UInt64(array.count)))
+                #expect(path.remove(at: index) == array.remove(at: index))
+            }
+            #expect(path.count == array.count)
+        }
+        #expect((0..<array.count).allSatisfy { path.element(at: $0) == array[$0] })
+    }
+}
