@@ -119,6 +119,7 @@ struct ListSequenceMerge: Sendable {
     private var decision: ContiguousArray<UInt8> = []
     private var regionCounts = FenwickTree()
     private var after: ContiguousArray<Int32> = []
+    private var eventScratch: ContiguousArray<UInt64> = []
 
     init() {}
 
@@ -382,7 +383,7 @@ struct ListSequenceMerge: Sendable {
             }
         }
         regionCounts.buildFromInitial()
-        events.sort()
+        Self.sortByTime(&events, scratch: &eventScratch, timeBound: UInt32(local.count) + 1)
         let rank = incoming[i].rank
         for event in events {
             let eventTime = UInt32(truncatingIfNeeded: event >> 32)
@@ -488,6 +489,54 @@ struct ListSequenceMerge: Sendable {
         next[Int(last)] = anchorRight
         prev[Int(anchorRight)] = last
         return true
+    }
+
+    /// Sorts region events (local time in the high 32 bits, all times distinct and below
+    /// `timeBound`) by time: insertion sort when few, else a radix sort on the time, 8 bits a
+    /// pass (Swift's `sort` took a third of a list merge here).
+    static func sortByTime(_ events: inout ContiguousArray<UInt64>,
+                           scratch: inout ContiguousArray<UInt64>, timeBound: UInt32) {
+        let count = events.count
+        if count <= 48 {
+            events.withUnsafeMutableBufferPointer { e in
+                for i in 1..<max(count, 1) {
+                    let value = e[i]
+                    var j = i
+                    while j > 0 && e[j - 1] > value {
+                        e[j] = e[j - 1]
+                        j -= 1
+                    }
+                    e[j] = value
+                }
+            }
+            return
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: repeatElement(0, count: count))
+        var shift: UInt64 = 32
+        var bound = timeBound
+        while bound > 0 {
+            events.withUnsafeMutableBufferPointer { source in
+                scratch.withUnsafeMutableBufferPointer { target in
+                    var starts = (0..<256).map { _ in 0 }
+                    for value in source { starts[Int((value >> shift) & 0xFF)] += 1 }
+                    var total = 0
+                    for digit in 0..<256 {
+                        let digitCount = starts[digit]
+                        starts[digit] = total
+                        total += digitCount
+                    }
+                    for value in source {
+                        let digit = Int((value >> shift) & 0xFF)
+                        target[starts[digit]] = value
+                        starts[digit] += 1
+                    }
+                }
+            }
+            swap(&events, &scratch)
+            shift += 8
+            bound >>= 8
+        }
     }
 
     /// Numbers the elements in the final order.

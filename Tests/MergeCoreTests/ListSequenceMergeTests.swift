@@ -235,6 +235,25 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
                                                       rank: 1))
     }
 
+    @Test func eventsSortByTime() {
+        let random = RandomStream(seed: 11, id: StreamID(domain: 0x534F_5254))
+        var scratch = ContiguousArray<UInt64>()
+        for count in [0, 1, 2, 47, 48, 49, 300, 5_000] {
+            let bound = UInt32(count) * 3 + 70_000
+            var times = Set<UInt32>()
+            while times.count < count { times.insert(UInt32(random.uniformInt(below: UInt64(bound)))) }
+            var events = ContiguousArray(times.sorted().map {
+                UInt64($0) << 32 | random.uniformInt(below: 1 << 20)
+            })
+            let expected = events
+            for i in events.indices.reversed() {  // Fisher-Yates, seeded.
+                events.swapAt(i, Int(random.uniformInt(below: UInt64(i) + 1)))
+            }
+            ListSequenceMerge.sortByTime(&events, scratch: &scratch, timeBound: bound)
+            #expect(events == expected, "\(count) events")
+        }
+    }
+
     @Test func pathSequenceMatchesAnArray() {
         let random = RandomStream(seed: 7, id: StreamID(domain: 0x5053_4551))
         var path = PathSequence()
