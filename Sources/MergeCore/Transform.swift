@@ -81,16 +81,21 @@
 //!
 //! The grid is exact, so its cost is the reference's: Σ D_g · L_g pair checks. Map workloads
 //! have small groups and cost about (D + L) scan work. A contested list (every client editing
-//! the same few lists) is quadratic in the edits per list, as in the reference; a tight loop
-//! over raw buffers (`TransformArena.mergeListRun`) keeps ArrayInsert/ArrayErase pairs at a
-//! few nanoseconds each, but no index-based transform that stays equal to the pairwise grid
-//! (which client and server must agree on, whatever their batching) avoids the product for
-//! edits at random positions (consecutive local edits on such lists are swept in one pass over
-//! raw buffers, `TransformArena.sweepListMajors`, so a merge of many small uploads does not pay
-//! a dispatch per edit). Edits that come in runs (a typing cursor) do: a list group of
-//! at least 64 incoming instructions is cut into blocks, and a local list instruction passes a
-//! whole block in O(1) when the block's summary proves that every minor in it lies above it
-//! or below it (`Transform+ListBlocks.swift`); the result is still the grid's, bit for bit.
+//! the same few lists) would cost the product of the edits per list, as in the reference. Three
+//! paths keep the result the grid's, bit for bit, and avoid most of it:
+//! - A list group of inserts and erases alone, with at least 256 incoming instructions and no
+//!   blocks, is merged from element identities before the walk (`ListSequenceMerge`,
+//!   `Transform+ListSequence.swift`): about (S + D_g + L_g) · log plus small regions, instead
+//!   of D_g · L_g (a list edited at random positions by 10 clients, 10^6 edits: 285.8 s of
+//!   merge by the grid, 4.5 s this way).
+//! - Edits that come in runs (a typing cursor): a list group of at least 64 incoming
+//!   instructions is cut into blocks, and a local list instruction passes a whole block in
+//!   O(1) when the block's summary proves that every minor in it lies above it or below it
+//!   (`Transform+ListBlocks.swift`).
+//! - Otherwise a tight loop over raw buffers (`TransformArena.mergeListRun`) keeps
+//!   ArrayInsert/ArrayErase pairs at a few nanoseconds each, and consecutive local edits on
+//!   such lists are swept in one pass (`TransformArena.sweepListMajors`), so a merge of many
+//!   small uploads does not pay a dispatch per edit.
 //! A server integrating uploads that all start from one old base scans the whole window for
 //! each upload, so its cost grows with the window, not with the upload (24 bytes and one probe
 //! or one dense-map load per history instruction with scan columns).
