@@ -25,9 +25,11 @@
 //!    base, then each local insert placed right after its left neighbour. This is the local
 //!    side's own order. Then each incoming insert, in order, is placed among the local
 //!    elements by the grid's own rule (below).
-//! 3. *Counting.* Numbered in that order, two sweeps with a Fenwick tree give every
-//!    instruction's transformed index and prior size: the local instructions in order over
-//!    the state "base · incoming", and the incoming ones over "base · local".
+//! 3. *Counting.* The incoming side's results are read row by row, as each insert is placed
+//!    or each erase met, from the grid's last column ("base · local · incoming′ so far", a
+//!    `PathSequence` that also finds an element's position). The local side's come at the
+//!    end from a Fenwick sweep of the last row ("base · incoming · local′ so far") over the
+//!    elements numbered in the final order.
 //!
 //! Placing incoming insert a_i (element x) needs its order against every local element y:
 //! the grid decides it at the cell (i, k) where a_i meets l_k (y's insert), by comparing
@@ -38,15 +40,23 @@
 //! side of x in every state of the row, so it shifts x's index and y's alike and changes no
 //! comparison. Inside, the row is replayed on the region alone: its local inserts and live
 //! local erases in time order, each compared with x as the grid would, with local indices
-//! from a Fenwick tree over the region. Regions are small when the list is: a region holds
-//! the local elements between two consecutive anchors.
+//! from a Fenwick tree over the region. A region holds the local elements between two
+//! consecutive anchors; the first incoming inserts have few anchors, so over a group the
+//! replays cover about L · ln(D) elements.
 //!
-//! Two elements whose order no grid state shows (one was erased before the other was
-//! inserted) may stand in either order. If the recorded decisions for x cannot be met by one
-//! position in the current order (a local element left next to a tombstone on the side x
-//! needs it not to be), `run` returns false and the caller walks the grid pair by pair.
-//! Same for instructions whose prior sizes or indices are not those of a valid replay: the
-//! grid walk reports them as it always does.
+//! The order is kept true to every state of the current row and later ones, and only to
+//! those: two elements that no such state holds together may stand in either order. That is
+//! not a shortcut. The orders the grid shows in different states need not fit one order of
+//! all elements: x before y by a tie in row i, y before an element e in an earlier row
+//! where the incoming side had not yet erased e, e before another base element f, and f
+//! before x can each hold in some state, with no state holding all four. Hence the row-by-row
+//! reading of the incoming results. When x's decisions put an element that must follow x
+//! before one that must precede it, the region is split around x: elements move to the
+//! other side only past elements no state of the row holds with them
+//! (`reorderRegion`). If even that cannot meet the decisions, `run` returns false and the
+//! caller walks the grid pair by pair (it never did in the tests or benchmarks). The same
+//! happens for instructions whose prior sizes or indices are not those of a valid replay, and
+//! the grid walk then reports them as it always does.
 //!
 //! `ListSequenceMergeTests` compares this with the pairwise rules over thousands of random
 //! grids with many ties, and `Transformer` tests compare merges with and without it.
@@ -73,11 +83,9 @@ struct ListSequenceMerge: Sendable {
     var localAlive: ContiguousArray<Bool> = []
     var incomingAlive: ContiguousArray<Bool> = []
 
-    /// How many runs gave up because no position met the decisions (a statistic for tests).
-    var placementsFailed = 0
-    /// How many incoming inserts were placed by replaying their region (a statistic).
+    /// How many incoming inserts were placed by replaying their region, and how many of those
+    /// reordered it (statistics for tests; never reset).
     var regionsReplayed = 0
-    /// How many of those reordered their region (a statistic).
     var reorderedRegions = 0
 
     // Elements: 0 is the head, 1 the tail, then the S base elements, the local inserts'
@@ -124,9 +132,9 @@ struct ListSequenceMerge: Sendable {
     init() {}
 
     /// Computes the grid of `local` against `incoming` (both non-empty, made on one list of
-    /// `incoming[0].priorSize` elements). Returns false, changing nothing, when the
-    /// instructions are not a valid replay on both sides or a placement fails; the caller then
-    /// walks the grid pair by pair.
+    /// `incoming[0].priorSize` elements). Returns false, leaving `local` and `incoming` as
+    /// they were (the alive flags are then meaningless), when the instructions are not a valid
+    /// replay on both sides or a placement fails; the caller then walks the grid pair by pair.
     /// - Complexity: O((S + n + m) · log) plus, per incoming insert, its region's size times
     ///   its log.
     mutating func run() -> Bool {
@@ -153,10 +161,7 @@ struct ListSequenceMerge: Sendable {
         for i in 0..<incomingCount {
             let element = incomingElement[i]
             if incoming[i].isInsert {
-                guard place(i) else {
-                    placementsFailed += 1
-                    return false
-                }
+                guard place(i) else { return false }
                 // x's index in "base · local · earlier incoming": after the nearest element
                 // before it in the order that is alive there.
                 let time = UInt32(i + 1)

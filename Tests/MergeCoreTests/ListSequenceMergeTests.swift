@@ -211,6 +211,9 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         // of these grids needs it (keeping the order of pairs that only earlier rows saw
         // gives up on about 1 %).
         #expect(gaveUp * 1_000 <= Int(seeds), "gave up on \(gaveUp) of \(seeds) grids")
+        // Both ways of placing an incoming insert were taken, many times.
+        #expect(merge.regionsReplayed > 10_000 && merge.reorderedRegions > 1_000,
+                "\(merge.regionsReplayed) regions replayed, \(merge.reorderedRegions) reordered")
     }
 
     @Test func rejectsWhatIsNotAValidReplay() {
