@@ -22,8 +22,9 @@ struct ListSequenceSettings: Sendable {
 
 extension Transformer {
     /// Before the walk: merges every list group whose instructions on both sides are alive
-    /// ArrayInsert and ArrayErase instructions on one list, and whose sides multiply to at
-    /// least `listSequenceSettings.pairsMin` pairs, with `ListSequenceMerge`, and marks it
+    /// ArrayInsert and ArrayErase instructions on one list, and that `listSequenceSettings`
+    /// admits (enough incoming instructions, pairs and pairs per element; no list blocks),
+    /// with `ListSequenceMerge`, and marks it
     /// (`sequencedGroup`, `groupBlockLower` -3) so the walk skips its local instructions. A
     /// group the sequence merge gives up on walks the grid as before.
     ///
@@ -41,7 +42,7 @@ extension Transformer {
         for root in 0..<rootCount {
             let start = Int(groupStart[root])
             let end = Int(groupStart[root + 1])
-            if end - start < listSequenceSettings.incomingMin
+            if end == start || end - start < listSequenceSettings.incomingMin
                 || (end - start) * arena.localCount < pairsMin
             {
                 continue
