@@ -105,11 +105,11 @@ struct ListSequenceMerge: Sendable {
     /// Each instruction's element: the inserted one, or the erased one.
     private var localElement: ContiguousArray<Int32> = []
     private var incomingElement: ContiguousArray<Int32> = []
-    /// An insert's neighbours in its side's state (or the head, the tail).
+    /// An insert's left neighbour in its side's state (or the head). (Its right neighbour is
+    /// not kept: only local inserts and incoming tombstones stand between the two in the
+    /// order, and neither is an anchor, so `place` finds the right anchor from the left one.)
     private var localLeft: ContiguousArray<Int32> = []
-    private var localRight: ContiguousArray<Int32> = []
     private var incomingLeft: ContiguousArray<Int32> = []
-    private var incomingRight: ContiguousArray<Int32> = []
     /// Each element's place in the final order (sentinels excluded).
     private var order: ContiguousArray<Int32> = []
     private var path = PathSequence()
@@ -229,14 +229,10 @@ struct ListSequenceMerge: Sendable {
         localElement.append(contentsOf: repeatElement(-1, count: local.count))
         localLeft.removeAll(keepingCapacity: true)
         localLeft.append(contentsOf: repeatElement(-1, count: local.count))
-        localRight.removeAll(keepingCapacity: true)
-        localRight.append(contentsOf: repeatElement(-1, count: local.count))
         incomingElement.removeAll(keepingCapacity: true)
         incomingElement.append(contentsOf: repeatElement(-1, count: incoming.count))
         incomingLeft.removeAll(keepingCapacity: true)
         incomingLeft.append(contentsOf: repeatElement(-1, count: incoming.count))
-        incomingRight.removeAll(keepingCapacity: true)
-        incomingRight.append(contentsOf: repeatElement(-1, count: incoming.count))
         localAlive.removeAll(keepingCapacity: true)
         localAlive.append(contentsOf: repeatElement(true, count: local.count))
         incomingAlive.removeAll(keepingCapacity: true)
@@ -245,12 +241,12 @@ struct ListSequenceMerge: Sendable {
 
     /// Replays `edits` alone on the base (elements `firstBase ..< firstBase + S`), numbering
     /// inserted elements from `firstNew`: names each instruction's element (inserted or
-    /// erased) and each insert's neighbours in its state (or the head, the tail). False if an
+    /// erased) and each insert's left neighbour in its state (or the head). False if an
     /// instruction's prior size or index does not fit its state.
     private static func replay(
         _ edits: ContiguousArray<ListSequenceEdit>, path: inout PathSequence, firstBase: Int32,
         baseCount: Int, firstNew: Int32, elements: inout ContiguousArray<Int32>,
-        lefts: inout ContiguousArray<Int32>, rights: inout ContiguousArray<Int32>
+        lefts: inout ContiguousArray<Int32>
     ) -> Bool {
         path.reset(firstBase..<(firstBase + Int32(baseCount)))
         var nextElement = firstNew
@@ -261,7 +257,6 @@ struct ListSequenceMerge: Sendable {
             if edit.isInsert {
                 guard index <= path.count else { return false }
                 lefts[k] = index == 0 ? head : path.element(at: index - 1)
-                rights[k] = index == path.count ? tail : path.element(at: index)
                 elements[k] = nextElement
                 path.insert(nextElement, at: index)
                 nextElement += 1
@@ -278,11 +273,10 @@ struct ListSequenceMerge: Sendable {
     private mutating func replayBothSides(firstBase: Int32, baseCount: Int, firstLocal: Int32,
                                           firstIncoming: Int32) -> Bool {
         guard Self.replay(local, path: &path, firstBase: firstBase, baseCount: baseCount,
-                          firstNew: firstLocal, elements: &localElement, lefts: &localLeft,
-                          rights: &localRight),
+                          firstNew: firstLocal, elements: &localElement, lefts: &localLeft),
             Self.replay(incoming, path: &path, firstBase: firstBase, baseCount: baseCount,
                         firstNew: firstIncoming, elements: &incomingElement,
-                        lefts: &incomingLeft, rights: &incomingRight)
+                        lefts: &incomingLeft)
         else { return false }
         for k in local.indices {
             let element = Int(localElement[k])
@@ -330,8 +324,14 @@ struct ListSequenceMerge: Sendable {
     private func isAnchor(_ element: Int32, time: UInt32) -> Bool {
         let e = Int(element)
         return element <= Self.tail
-            || (localInsertTime[e] == 0 && localEraseTime[e] == Self.never
-                && incomingEraseTime[e] >= time)
+            || (localEraseTime[e] == Self.never && isAliveAtRowStart(element, time: time))
+    }
+
+    /// Whether `element` (placed) is alive before incoming row `time`'s first local
+    /// instruction: a base or incoming element no earlier incoming instruction erased.
+    @inline(__always)
+    private func isAliveAtRowStart(_ element: Int32, time: UInt32) -> Bool {
+        localInsertTime[Int(element)] == 0 && incomingEraseTime[Int(element)] >= time
     }
 
     /// Places incoming insert `i`'s element in the order (see the file's documentation).
@@ -341,51 +341,42 @@ struct ListSequenceMerge: Sendable {
         let left = incomingLeft[i]
         var anchorLeft = left
         while !isAnchor(anchorLeft, time: time) { anchorLeft = prev[Int(anchorLeft)] }
-        var anchorRight = incomingRight[i]
+        var anchorRight = next[Int(left)]
         while !isAnchor(anchorRight, time: time) { anchorRight = next[Int(anchorRight)] }
-        // The region: the elements strictly between the anchors. Does any local instruction
-        // alive in this row touch it?
+        // The region: the elements strictly between the anchors, with the row's events on it
+        // (each local insert of a region element, and each local erase of one that no earlier
+        // incoming instruction erased), and x's index before the row's first local
+        // instruction (the elements alive then that precede its gap).
         region.removeAll(keepingCapacity: true)
+        events.removeAll(keepingCapacity: true)
         var leftPosition = -1
-        var touched = false
+        var position = 0
         var cursor = next[Int(anchorLeft)]
         while cursor != anchorRight {
             let c = Int(cursor)
-            if cursor == left { leftPosition = region.count }
-            if localInsertTime[c] != 0
-                || (localEraseTime[c] != Self.never && incomingEraseTime[c] >= time)
-            {
-                touched = true
+            let q = UInt64(region.count)
+            if localInsertTime[c] != 0 { events.append(UInt64(localInsertTime[c]) << 32 | q) }
+            if localEraseTime[c] != Self.never && incomingEraseTime[c] >= time {
+                events.append(UInt64(localEraseTime[c]) << 32 | q)
             }
+            if cursor == left { leftPosition = region.count }
             region.append(cursor)
             cursor = next[c]
         }
-        if !touched {
+        if events.isEmpty {
             link(element, after: left)
             return true
         }
         regionsReplayed += 1
         let regionCount = region.count
-        // Row i on the region alone: x's index counts the elements alive before the row's
-        // first local instruction that precede its gap; each local instruction's index counts
-        // those alive at its time before its element.
-        var position = 0
+        // Row i on the region alone: each local instruction's index counts the elements alive
+        // at its time before its element.
         regionCounts.reset(count: regionCount)
-        events.removeAll(keepingCapacity: true)
         decision.removeAll(keepingCapacity: true)
         decision.append(contentsOf: repeatElement(0, count: regionCount))
-        for q in 0..<regionCount {
-            let e = Int(region[q])
-            if localInsertTime[e] == 0 && incomingEraseTime[e] >= time {
-                regionCounts.setInitial(q, 1)
-                if q <= leftPosition { position += 1 }
-            }
-            if localInsertTime[e] != 0 {
-                events.append(UInt64(localInsertTime[e]) << 32 | UInt64(q))
-            }
-            if localEraseTime[e] != Self.never && incomingEraseTime[e] >= time {
-                events.append(UInt64(localEraseTime[e]) << 32 | UInt64(q))
-            }
+        for q in 0..<regionCount where isAliveAtRowStart(region[q], time: time) {
+            regionCounts.setInitial(q, 1)
+            if q <= leftPosition { position += 1 }
         }
         regionCounts.buildFromInitial()
         Self.sortByTime(&events, scratch: &eventScratch, timeBound: UInt32(local.count) + 1)
@@ -416,10 +407,8 @@ struct ListSequenceMerge: Sendable {
         var lastBefore = -1
         var firstAfter = regionCount
         for q in 0..<regionCount {
-            let e = Int(region[q])
-            let incomingAlive = localInsertTime[e] == 0 && incomingEraseTime[e] >= time
-            if decision[q] == 0 {
-                if incomingAlive { decision[q] = q <= leftPosition ? 2 : 1 }
+            if decision[q] == 0 && isAliveAtRowStart(region[q], time: time) {
+                decision[q] = q <= leftPosition ? 2 : 1
             }
             if decision[q] == 2 { lastBefore = q }
             if decision[q] == 1 && firstAfter == regionCount { firstAfter = q }
