@@ -39,8 +39,10 @@
 //! comparison can go either way. A local instruction outside the region lies wholly on one
 //! side of x in every state of the row, so it shifts x's index and y's alike and changes no
 //! comparison. Inside, the row is replayed on the region alone: its local inserts and live
-//! local erases in time order, each compared with x as the grid would, with local indices
-//! from a Fenwick tree over the region. A region holds the local elements between two
+//! local erases in time order, each compared with x as the grid would. The grid compares
+//! indices, but an insert's index equals x's exactly when it lands in x's gap (between x's
+//! nearest alive neighbours), so the replay follows the gap (`replayRegion`) with a bit set
+//! of the region's alive elements (`AliveBits`). A region holds the local elements between two
 //! consecutive anchors; the first incoming inserts have few anchors, so over a group the
 //! replays cover about L · ln(D) elements.
 //!
@@ -71,6 +73,19 @@ struct ListSequenceEdit: Sendable, Equatable {
     var rank: UInt32
 }
 
+/// One element of a sequence merge: its successor in the order and the times that insert and
+/// erase it.
+struct ElementRecord: Sendable {
+    var next: Int32
+    var prev: Int32
+    /// The local time (1-based) that inserted the element; 0 for base and incoming elements.
+    var insertTime: UInt32
+    /// The local time that erased the element, or `ListSequenceMerge.never`.
+    var eraseTime: UInt32
+    /// The incoming time that erased the element, or `ListSequenceMerge.never`.
+    var incomingEraseTime: UInt32
+}
+
 /// Computes the pairwise grid of one list's inserts and erases from element identities (see
 /// the file's documentation). Holds its buffers between runs.
 struct ListSequenceMerge: Sendable {
@@ -92,16 +107,15 @@ struct ListSequenceMerge: Sendable {
     // elements, the incoming inserts' elements.
     private static let head: Int32 = 0
     private static let tail: Int32 = 1
-    private static let never = UInt32.max
+    static let never = UInt32.max
+    /// A region event: local time in the high 32 bits, then this flag for an erase, then the
+    /// region position.
+    private static let eraseFlag: UInt64 = 1 << 31
+    private static let positionMask: UInt64 = eraseFlag - 1
 
-    private var next: ContiguousArray<Int32> = []
-    private var prev: ContiguousArray<Int32> = []
-    /// The local time (1-based) that inserted the element; 0 for base and incoming elements.
-    private var localInsertTime: ContiguousArray<UInt32> = []
-    /// The local time that erased the element, or `never`.
-    private var localEraseTime: ContiguousArray<UInt32> = []
-    /// The incoming time that erased the element, or `never`.
-    private var incomingEraseTime: ContiguousArray<UInt32> = []
+    /// Each element's successor in the order and its times, together: the region walk reads
+    /// all four for each element it passes, one cache line instead of four.
+    private var records: ContiguousArray<ElementRecord> = []
     /// Each instruction's element: the inserted one, or the erased one.
     private var localElement: ContiguousArray<Int32> = []
     private var incomingElement: ContiguousArray<Int32> = []
@@ -125,7 +139,8 @@ struct ListSequenceMerge: Sendable {
     private var region: ContiguousArray<Int32> = []
     private var events: ContiguousArray<UInt64> = []
     private var decision: ContiguousArray<UInt8> = []
-    private var regionCounts = FenwickTree()
+    private var rowStartAlive: ContiguousArray<Bool> = []
+    private var aliveBits = AliveBits()
     private var after: ContiguousArray<Int32> = []
     private var eventScratch: ContiguousArray<UInt64> = []
 
@@ -165,15 +180,15 @@ struct ListSequenceMerge: Sendable {
                 // x's index in "base · local · earlier incoming": after the nearest element
                 // before it in the order that is alive there.
                 let time = UInt32(i + 1)
-                var before = prev[Int(element)]
+                var before = records[Int(element)].prev
                 while before != Self.head && !isInLastColumn(before, time: time) {
-                    before = prev[Int(before)]
+                    before = records[Int(before)].prev
                 }
                 let index = before == Self.head ? 0 : lastColumn.index(of: before) + 1
                 incomingIndex[i] = UInt32(index)
                 incomingPriorSize[i] = UInt32(lastColumn.count)
                 lastColumn.insert(element, at: index)
-            } else if localEraseTime[Int(element)] != Self.never {
+            } else if records[Int(element)].eraseTime != Self.never {
                 incomingAlive[i] = false  // The local side erased it too.
             } else {
                 let index = lastColumn.index(of: element)
@@ -195,10 +210,10 @@ struct ListSequenceMerge: Sendable {
     /// the local order, with positions tracked.
     private mutating func resetLastColumn(_ elementCount: Int) {
         lastColumnSeed.removeAll(keepingCapacity: true)
-        var cursor = next[Int(Self.head)]
+        var cursor = records[Int(Self.head)].next
         while cursor != Self.tail {
-            if localEraseTime[Int(cursor)] == Self.never { lastColumnSeed.append(cursor) }
-            cursor = next[Int(cursor)]
+            if records[Int(cursor)].eraseTime == Self.never { lastColumnSeed.append(cursor) }
+            cursor = records[Int(cursor)].next
         }
         lastColumn.reset(lastColumnSeed, tracking: true, elementBound: elementCount)
         incomingIndex.removeAll(keepingCapacity: true)
@@ -211,20 +226,14 @@ struct ListSequenceMerge: Sendable {
     /// local side never erases it and no earlier incoming instruction did.
     @inline(__always)
     private func isInLastColumn(_ element: Int32, time: UInt32) -> Bool {
-        localEraseTime[Int(element)] == Self.never && incomingEraseTime[Int(element)] >= time
+        records[Int(element)].eraseTime == Self.never && records[Int(element)].incomingEraseTime >= time
     }
 
     private mutating func resetElements(_ count: Int) {
-        next.removeAll(keepingCapacity: true)
-        next.append(contentsOf: repeatElement(-1, count: count))
-        prev.removeAll(keepingCapacity: true)
-        prev.append(contentsOf: repeatElement(-1, count: count))
-        localInsertTime.removeAll(keepingCapacity: true)
-        localInsertTime.append(contentsOf: repeatElement(0, count: count))
-        localEraseTime.removeAll(keepingCapacity: true)
-        localEraseTime.append(contentsOf: repeatElement(Self.never, count: count))
-        incomingEraseTime.removeAll(keepingCapacity: true)
-        incomingEraseTime.append(contentsOf: repeatElement(Self.never, count: count))
+        records.removeAll(keepingCapacity: true)
+        records.append(contentsOf: repeatElement(
+            ElementRecord(next: -1, prev: -1, insertTime: 0, eraseTime: Self.never,
+                          incomingEraseTime: Self.never), count: count))
         localElement.removeAll(keepingCapacity: true)
         localElement.append(contentsOf: repeatElement(-1, count: local.count))
         localLeft.removeAll(keepingCapacity: true)
@@ -281,13 +290,13 @@ struct ListSequenceMerge: Sendable {
         for k in local.indices {
             let element = Int(localElement[k])
             if local[k].isInsert {
-                localInsertTime[element] = UInt32(k + 1)
+                records[element].insertTime = UInt32(k + 1)
             } else {
-                localEraseTime[element] = UInt32(k + 1)
+                records[element].eraseTime = UInt32(k + 1)
             }
         }
         for i in incoming.indices where !incoming[i].isInsert {
-            incomingEraseTime[Int(incomingElement[i])] = UInt32(i + 1)
+            records[Int(incomingElement[i])].incomingEraseTime = UInt32(i + 1)
         }
         return true
     }
@@ -297,12 +306,12 @@ struct ListSequenceMerge: Sendable {
     private mutating func linkLocalOrder(firstBase: Int32, baseCount: Int) {
         var last = Self.head
         for element in firstBase..<(firstBase + Int32(baseCount)) {
-            next[Int(last)] = element
-            prev[Int(element)] = last
+            records[Int(last)].next = element
+            records[Int(element)].prev = last
             last = element
         }
-        next[Int(last)] = Self.tail
-        prev[Int(Self.tail)] = last
+        records[Int(last)].next = Self.tail
+        records[Int(Self.tail)].prev = last
         for k in local.indices where local[k].isInsert {
             link(localElement[k], after: localLeft[k])
         }
@@ -310,11 +319,11 @@ struct ListSequenceMerge: Sendable {
 
     @inline(__always)
     private mutating func link(_ element: Int32, after left: Int32) {
-        let right = next[Int(left)]
-        next[Int(left)] = element
-        prev[Int(element)] = left
-        next[Int(element)] = right
-        prev[Int(right)] = element
+        let right = records[Int(left)].next
+        records[Int(left)].next = element
+        records[Int(element)].prev = left
+        records[Int(element)].next = right
+        records[Int(right)].prev = element
     }
 
     /// Whether `element` is alive in every state of incoming row `time` (1-based): the
@@ -324,14 +333,14 @@ struct ListSequenceMerge: Sendable {
     private func isAnchor(_ element: Int32, time: UInt32) -> Bool {
         let e = Int(element)
         return element <= Self.tail
-            || (localEraseTime[e] == Self.never && isAliveAtRowStart(element, time: time))
+            || (records[e].eraseTime == Self.never && isAliveAtRowStart(element, time: time))
     }
 
     /// Whether `element` (placed) is alive before incoming row `time`'s first local
     /// instruction: a base or incoming element no earlier incoming instruction erased.
     @inline(__always)
     private func isAliveAtRowStart(_ element: Int32, time: UInt32) -> Bool {
-        localInsertTime[Int(element)] == 0 && incomingEraseTime[Int(element)] >= time
+        records[Int(element)].insertTime == 0 && records[Int(element)].incomingEraseTime >= time
     }
 
     /// Places incoming insert `i`'s element in the order (see the file's documentation).
@@ -340,66 +349,148 @@ struct ListSequenceMerge: Sendable {
         let element = incomingElement[i]
         let left = incomingLeft[i]
         var anchorLeft = left
-        while !isAnchor(anchorLeft, time: time) { anchorLeft = prev[Int(anchorLeft)] }
-        var anchorRight = next[Int(left)]
-        while !isAnchor(anchorRight, time: time) { anchorRight = next[Int(anchorRight)] }
-        // The region: the elements strictly between the anchors, with the row's events on it
-        // (each local insert of a region element, and each local erase of one that no earlier
-        // incoming instruction erased), and x's index before the row's first local
-        // instruction (the elements alive then that precede its gap).
-        region.removeAll(keepingCapacity: true)
-        events.removeAll(keepingCapacity: true)
-        var leftPosition = -1
-        var position = 0
-        var cursor = next[Int(anchorLeft)]
-        while cursor != anchorRight {
-            let c = Int(cursor)
-            let q = UInt64(region.count)
-            if localInsertTime[c] != 0 { events.append(UInt64(localInsertTime[c]) << 32 | q) }
-            if localEraseTime[c] != Self.never && incomingEraseTime[c] >= time {
-                events.append(UInt64(localEraseTime[c]) << 32 | q)
-            }
-            if cursor == left { leftPosition = region.count }
-            region.append(cursor)
-            cursor = next[c]
+        while !isAnchor(anchorLeft, time: time) { anchorLeft = records[Int(anchorLeft)].prev }
+        let rank = incoming[i].rank
+        let replayed = withRegionBuffers(elementBound: records.count) { buffers in
+            Self.replayRegion(buffers, after: anchorLeft, left: left, time: time, rank: rank)
         }
-        if events.isEmpty {
-            link(element, after: left)
+        guard let (anchorRight, regionCount, firstAfter, lastBefore) = replayed else {
+            link(element, after: left)  // No local instruction in the region: x goes after left.
             return true
         }
         regionsReplayed += 1
-        let regionCount = region.count
-        // Row i on the region alone: each local instruction's index counts the elements alive
-        // at its time before its element.
-        regionCounts.reset(count: regionCount)
-        decision.removeAll(keepingCapacity: true)
-        decision.append(contentsOf: repeatElement(0, count: regionCount))
-        for q in 0..<regionCount where isAliveAtRowStart(region[q], time: time) {
-            regionCounts.setInitial(q, 1)
-            if q <= leftPosition { position += 1 }
+        if lastBefore < firstAfter {
+            link(element, after: lastBefore >= 0 ? region[lastBefore] : anchorLeft)
+            return true
         }
-        regionCounts.buildFromInitial()
-        Self.sortByTime(&events, scratch: &eventScratch, timeBound: UInt32(local.count) + 1)
-        let rank = incoming[i].rank
-        for event in events {
-            let eventTime = UInt32(truncatingIfNeeded: event >> 32)
-            let q = Int(truncatingIfNeeded: event & 0xFFFF_FFFF)
-            let e = Int(region[q])
-            let other = regionCounts.prefix(q)
-            if localInsertTime[e] == eventTime {
-                // Insert vs insert: the lower index first; at equal indices the lower rank.
-                let localRank = local[Int(eventTime) - 1].rank
-                if position < other || (position == other && localRank > rank) {
-                    decision[q] = 1  // x before y
-                } else {
-                    decision[q] = 2  // x after y
-                    position += 1
+        return reorderRegion(placing: element, between: anchorLeft, and: anchorRight,
+                             regionCount: regionCount, firstAfter: firstAfter,
+                             lastBefore: lastBefore, time: time)
+    }
+
+    /// The region's buffers, sized for any region of the run's `elementBound` elements, with
+    /// the records and local instructions to read (`replayRegion`).
+    private mutating func withRegionBuffers<Result>(
+        elementBound: Int, _ body: (RegionBuffers) -> Result
+    ) -> Result {
+        if region.count < elementBound {
+            region = ContiguousArray(repeating: 0, count: elementBound)
+            rowStartAlive = ContiguousArray(repeating: false, count: elementBound)
+            decision = ContiguousArray(repeating: 0, count: elementBound)
+        }
+        // Each local instruction is at most one event of a region.
+        if events.count < local.count {
+            events = ContiguousArray(repeating: 0, count: local.count)
+            eventScratch = ContiguousArray(repeating: 0, count: local.count)
+        }
+        aliveBits.reserve(elementBound)
+        return records.withUnsafeBufferPointer { records in
+            local.withUnsafeBufferPointer { local in
+                region.withUnsafeMutableBufferPointer { region in
+                    rowStartAlive.withUnsafeMutableBufferPointer { rowStartAlive in
+                        decision.withUnsafeMutableBufferPointer { decision in
+                            events.withUnsafeMutableBufferPointer { events in
+                                eventScratch.withUnsafeMutableBufferPointer { scratch in
+                                    aliveBits.withView(count: 0) { alive in
+                                        body(RegionBuffers(
+                                            records: records, local: local, region: region,
+                                            rowStartAlive: rowStartAlive, decision: decision,
+                                            events: events, scratch: scratch, alive: alive))
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
-                regionCounts.add(q, 1)
+            }
+        }
+    }
+
+    /// Cuts the region from `anchorLeft` to the next anchor and replays row `time` on it (see
+    /// the file's documentation), leaving each region element's side of x in `decision` (1
+    /// follows, 2 precedes, 0 free).
+    /// - Returns: nil if no local instruction touches the region, else the right anchor, the
+    ///   region's size, the first region position that must follow x and the last that must
+    ///   precede it.
+    private static func replayRegion(
+        _ b: RegionBuffers, after anchorLeft: Int32, left: Int32, time: UInt32, rank: UInt32
+    ) -> (anchorRight: Int32, regionCount: Int, firstAfter: Int, lastBefore: Int)? {
+        // The region, with the row's events on it (each local insert of a region element, and
+        // each local erase of one that no earlier incoming instruction erased; an erase carries
+        // `eraseFlag`), and x's gap before the row's first local instruction: the nearest
+        // elements alive then on either side of x (region positions; -1 and the region's size
+        // when there is none).
+        var regionCount = 0
+        var eventCount = 0
+        var leftPosition = -1
+        var gapLeft = -1
+        var gapRight = -1
+        let leftIsAnchor = left == anchorLeft
+        var cursor = b.records[Int(anchorLeft)].next
+        while true {
+            let record = b.records[Int(cursor)]
+            // An anchor ends the region (none stands between `anchorLeft` and `left`).
+            if cursor <= tail || (record.insertTime == 0 && record.eraseTime == never
+                                  && record.incomingEraseTime >= time) { break }
+            let q = regionCount
+            let position = UInt64(q)
+            if record.insertTime != 0 {
+                b.events[eventCount] = UInt64(record.insertTime) << 32 | position
+                eventCount += 1
+            }
+            if record.eraseTime != never && record.incomingEraseTime >= time {
+                b.events[eventCount] = UInt64(record.eraseTime) << 32 | eraseFlag | position
+                eventCount += 1
+            }
+            if cursor == left { leftPosition = q }
+            let alive = record.insertTime == 0 && record.incomingEraseTime >= time
+            if alive {
+                if (!leftIsAnchor && leftPosition < 0) || q == leftPosition {
+                    gapLeft = q
+                } else if gapRight < 0 {
+                    gapRight = q
+                }
+            }
+            b.region[q] = cursor
+            b.rowStartAlive[q] = alive
+            b.decision[q] = 0
+            regionCount += 1
+            cursor = record.next
+        }
+        if eventCount == 0 { return nil }
+        let anchorRight = cursor
+        if gapRight < 0 { gapRight = regionCount }
+        // Row i on the region alone, following x's gap: an insert inside the gap ties with x
+        // (the lower rank first) and becomes the gap's new end on its side; one outside lies
+        // on its side of the gap. An erase of a gap end widens the gap to the next element
+        // alive on that side. (The grid compares indices: an element's index equals x's
+        // exactly when it lands in x's gap, and an erase moves x only when below it.)
+        let alive = b.alive.reset(UnsafeBufferPointer(rebasing: b.rowStartAlive[0..<regionCount]))
+        let events = UnsafeMutableBufferPointer(rebasing: b.events[0..<eventCount])
+        sortByTime(events, scratch: b.scratch, timeBound: UInt32(b.local.count) + 1)
+        for event in events {
+            let q = Int(truncatingIfNeeded: event & positionMask)
+            if event & eraseFlag == 0 {
+                if q > gapLeft && q < gapRight {
+                    let eventTime = Int(truncatingIfNeeded: event >> 32)
+                    if b.local[eventTime - 1].rank > rank {
+                        b.decision[q] = 1  // x before y
+                        gapRight = q
+                    } else {
+                        b.decision[q] = 2  // x after y
+                        gapLeft = q
+                    }
+                } else {
+                    b.decision[q] = q < gapLeft ? 2 : 1
+                }
+                alive.insert(q)
             } else {
-                // Insert vs erase: an insert above the erased element moves down.
-                if position > other { position -= 1 }
-                regionCounts.add(q, -1)
+                alive.remove(q)
+                if q == gapLeft {
+                    gapLeft = alive.last(before: q)
+                } else if q == gapRight {
+                    gapRight = alive.first(after: q)
+                }
             }
         }
         // Each region element's side of x: forced by the incoming order (alive elements up to
@@ -407,18 +498,13 @@ struct ListSequenceMerge: Sendable {
         var lastBefore = -1
         var firstAfter = regionCount
         for q in 0..<regionCount {
-            if decision[q] == 0 && isAliveAtRowStart(region[q], time: time) {
-                decision[q] = q <= leftPosition ? 2 : 1
+            if b.decision[q] == 0 && b.rowStartAlive[q] {
+                b.decision[q] = q <= leftPosition ? 2 : 1
             }
-            if decision[q] == 2 { lastBefore = q }
-            if decision[q] == 1 && firstAfter == regionCount { firstAfter = q }
+            if b.decision[q] == 2 { lastBefore = q }
+            if b.decision[q] == 1 && firstAfter == regionCount { firstAfter = q }
         }
-        if lastBefore < firstAfter {
-            link(element, after: lastBefore >= 0 ? region[lastBefore] : anchorLeft)
-            return true
-        }
-        return reorderRegion(placing: element, between: anchorLeft, and: anchorRight,
-                             firstAfter: firstAfter, lastBefore: lastBefore, time: time)
+        return (anchorRight, regionCount, firstAfter, lastBefore)
     }
 
     /// Whether elements `u` and `v` are both alive in some state of incoming row `time`
@@ -432,8 +518,8 @@ struct ListSequenceMerge: Sendable {
     @inline(__always)
     private func orderMatters(_ u: Int32, _ v: Int32, time: UInt32) -> Bool {
         let (a, b) = (Int(u), Int(v))
-        return incomingEraseTime[a] >= time && incomingEraseTime[b] >= time
-            && localInsertTime[a] < localEraseTime[b] && localInsertTime[b] < localEraseTime[a]
+        return records[a].incomingEraseTime >= time && records[b].incomingEraseTime >= time
+            && records[a].insertTime < records[b].eraseTime && records[b].insertTime < records[a].eraseTime
     }
 
     /// Places x where some elements that must follow it stand before some that must precede
@@ -443,9 +529,9 @@ struct ListSequenceMerge: Sendable {
     /// earlier element that goes after x; the rest goes before x, each side in its order.
     /// False if an element that must precede x would have to go after it.
     private mutating func reorderRegion(placing element: Int32, between anchorLeft: Int32,
-                                        and anchorRight: Int32, firstAfter: Int,
-                                        lastBefore: Int, time: UInt32) -> Bool {
-        let regionCount = region.count
+                                        and anchorRight: Int32, regionCount: Int,
+                                        firstAfter: Int, lastBefore: Int,
+                                        time: UInt32) -> Bool {
         after.removeAll(keepingCapacity: true)
         for q in firstAfter...lastBefore {
             let e = region[q]
@@ -469,8 +555,8 @@ struct ListSequenceMerge: Sendable {
         reorderedRegions += 1
         var last = anchorLeft
         func append(_ e: Int32) {
-            next[Int(last)] = e
-            prev[Int(e)] = last
+            records[Int(last)].next = e
+            records[Int(e)].prev = last
             last = e
         }
         for q in 0..<regionCount where q < firstAfter || (q <= lastBefore && decision[q] == 2) {
@@ -480,56 +566,70 @@ struct ListSequenceMerge: Sendable {
         for q in 0..<regionCount where q > lastBefore || (q >= firstAfter && decision[q] == 1) {
             append(region[q])
         }
-        next[Int(last)] = anchorRight
-        prev[Int(anchorRight)] = last
+        records[Int(last)].next = anchorRight
+        records[Int(anchorRight)].prev = last
         return true
     }
 
     /// Sorts region events (local time in the high 32 bits, all times distinct and below
     /// `timeBound`) by time: insertion sort when few, else a radix sort on the time, 8 bits a
-    /// pass (Swift's `sort` took a third of a list merge here).
-    static func sortByTime(_ events: inout ContiguousArray<UInt64>,
-                           scratch: inout ContiguousArray<UInt64>, timeBound: UInt32) {
+    /// pass (Swift's `sort` took a third of a list merge here). `scratch` holds at least as
+    /// many events.
+    static func sortByTime(_ events: UnsafeMutableBufferPointer<UInt64>,
+                           scratch: UnsafeMutableBufferPointer<UInt64>, timeBound: UInt32) {
         let count = events.count
         if count <= 48 {
-            events.withUnsafeMutableBufferPointer { e in
-                for i in 1..<max(count, 1) {
-                    let value = e[i]
-                    var j = i
-                    while j > 0 && e[j - 1] > value {
-                        e[j] = e[j - 1]
-                        j -= 1
-                    }
-                    e[j] = value
+            for i in 1..<max(count, 1) {
+                let value = events[i]
+                var j = i
+                while j > 0 && events[j - 1] > value {
+                    events[j] = events[j - 1]
+                    j -= 1
                 }
+                events[j] = value
             }
             return
         }
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: repeatElement(0, count: count))
+        precondition(scratch.count >= count, "the scratch buffer is too small")
+        var source = events
+        var target = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
         var shift: UInt64 = 32
         var bound = timeBound
-        while bound > 0 {
-            events.withUnsafeMutableBufferPointer { source in
-                scratch.withUnsafeMutableBufferPointer { target in
-                    var starts = (0..<256).map { _ in 0 }
-                    for value in source { starts[Int((value >> shift) & 0xFF)] += 1 }
-                    var total = 0
-                    for digit in 0..<256 {
-                        let digitCount = starts[digit]
-                        starts[digit] = total
-                        total += digitCount
-                    }
-                    for value in source {
-                        let digit = Int((value >> shift) & 0xFF)
-                        target[starts[digit]] = value
-                        starts[digit] += 1
-                    }
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { starts in
+            while bound > 0 {
+                starts.initialize(repeating: 0)
+                for value in source { starts[Int((value >> shift) & 0xFF)] += 1 }
+                var total = 0
+                for digit in 0..<256 {
+                    let digitCount = starts[digit]
+                    starts[digit] = total
+                    total += digitCount
                 }
+                for value in source {
+                    let digit = Int((value >> shift) & 0xFF)
+                    target[starts[digit]] = value
+                    starts[digit] += 1
+                }
+                swap(&source, &target)
+                shift += 8
+                bound >>= 8
             }
-            swap(&events, &scratch)
-            shift += 8
-            bound >>= 8
+        }
+        if source.baseAddress != events.baseAddress {
+            _ = events.update(fromContentsOf: source)
+        }
+    }
+
+    /// `sortByTime` on arrays (for tests).
+    static func sortByTime(_ events: inout ContiguousArray<UInt64>,
+                           scratch: inout ContiguousArray<UInt64>, timeBound: UInt32) {
+        if scratch.count < events.count {
+            scratch = ContiguousArray(repeating: 0, count: events.count)
+        }
+        events.withUnsafeMutableBufferPointer { events in
+            scratch.withUnsafeMutableBufferPointer { scratch in
+                sortByTime(events, scratch: scratch, timeBound: timeBound)
+            }
         }
     }
 
@@ -538,11 +638,11 @@ struct ListSequenceMerge: Sendable {
         order.removeAll(keepingCapacity: true)
         order.append(contentsOf: repeatElement(-1, count: count))
         var place: Int32 = 0
-        var cursor = next[Int(Self.head)]
+        var cursor = records[Int(Self.head)].next
         while cursor != Self.tail {
             order[Int(cursor)] = place
             place += 1
-            cursor = next[Int(cursor)]
+            cursor = records[Int(cursor)].next
         }
     }
 
@@ -553,8 +653,8 @@ struct ListSequenceMerge: Sendable {
         var alive = 0
         for element in 2..<Int32(order.count) {
             let e = Int(element)
-            let isLocalInsert = localInsertTime[e] != 0
-            if !isLocalInsert && incomingEraseTime[e] == Self.never {
+            let isLocalInsert = records[e].insertTime != 0
+            if !isLocalInsert && records[e].incomingEraseTime == Self.never {
                 counts.setInitial(Int(order[e]), 1)
                 alive += 1
             }
@@ -567,7 +667,7 @@ struct ListSequenceMerge: Sendable {
                 local[k].priorSize = UInt32(alive)
                 counts.add(Int(order[element]), 1)
                 alive += 1
-            } else if incomingEraseTime[element] != Self.never {
+            } else if records[element].incomingEraseTime != Self.never {
                 localAlive[k] = false
             } else {
                 local[k].index = UInt32(counts.prefix(Int(order[element])))
@@ -578,6 +678,19 @@ struct ListSequenceMerge: Sendable {
         }
     }
 
+}
+
+/// The buffers `ListSequenceMerge.replayRegion` reads and writes, valid inside
+/// `withRegionBuffers`.
+private struct RegionBuffers {
+    let records: UnsafeBufferPointer<ElementRecord>
+    let local: UnsafeBufferPointer<ListSequenceEdit>
+    let region: UnsafeMutableBufferPointer<Int32>
+    let rowStartAlive: UnsafeMutableBufferPointer<Bool>
+    let decision: UnsafeMutableBufferPointer<UInt8>
+    let events: UnsafeMutableBufferPointer<UInt64>
+    let scratch: UnsafeMutableBufferPointer<UInt64>
+    let alive: AliveBits.View
 }
 
 /// A Fenwick tree of counts over positions `0 ..< count`.
@@ -778,5 +891,118 @@ struct PathSequence: Sendable {
         groupCounts[position / Self.groupWidth] -= 1
         count -= 1
         return element
+    }
+}
+
+/// A set of positions `0 ..< count` with the nearest member on either side of a position in
+/// O(count / 4096) at worst: a bit per position, and a summary bit per 64-bit word that is
+/// set when the word is not empty. The storage lives here; `View` works on it.
+struct AliveBits: Sendable {
+    private var words: ContiguousArray<UInt64> = []
+    private var summary: ContiguousArray<UInt64> = []
+
+    /// Makes room for views of up to `capacity` positions.
+    mutating func reserve(_ capacity: Int) {
+        let wordCount = (capacity + 63) >> 6
+        if words.count < wordCount {
+            words = ContiguousArray(repeating: 0, count: wordCount)
+            summary = ContiguousArray(repeating: 0, count: (wordCount + 63) >> 6)
+        }
+    }
+
+    /// Runs `body` with a view of the storage, of `count` positions (`reserve` first; the
+    /// view's `reset` makes a view of another size).
+    mutating func withView<Result>(count: Int, _ body: (View) -> Result) -> Result {
+        words.withUnsafeMutableBufferPointer { words in
+            summary.withUnsafeMutableBufferPointer { summary in
+                body(View(words: words, summary: summary, count: count))
+            }
+        }
+    }
+
+    /// The set, over storage that outlives it.
+    struct View {
+        fileprivate let words: UnsafeMutableBufferPointer<UInt64>
+        fileprivate let summary: UnsafeMutableBufferPointer<UInt64>
+        /// Positions `0 ..< count`.
+        let count: Int
+
+        /// Fills the storage with the positions `0 ..< flags.count` whose flag is true (at
+        /// most the reserved size) and returns the view of them.
+        func reset(_ flags: UnsafeBufferPointer<Bool>) -> View {
+            let wordCount = (flags.count + 63) >> 6
+            precondition(wordCount <= words.count, "AliveBits: reserve more positions")
+            for word in 0..<wordCount {
+                var bits: UInt64 = 0
+                let first = word << 6
+                for offset in 0..<min(64, flags.count - first) where flags[first + offset] {
+                    bits |= 1 << UInt64(offset)
+                }
+                words[word] = bits
+            }
+            let groupCount = (wordCount + 63) >> 6
+            for group in 0..<groupCount {
+                var bits: UInt64 = 0
+                let first = group << 6
+                for offset in 0..<min(64, wordCount - first) where words[first + offset] != 0 {
+                    bits |= 1 << UInt64(offset)
+                }
+                summary[group] = bits
+            }
+            return View(words: words, summary: summary, count: flags.count)
+        }
+
+        @inline(__always)
+        func insert(_ position: Int) {
+            let word = position >> 6
+            words[word] |= 1 << UInt64(position & 63)
+            summary[word >> 6] |= 1 << UInt64(word & 63)
+        }
+
+        @inline(__always)
+        func remove(_ position: Int) {
+            let word = position >> 6
+            words[word] &= ~(1 << UInt64(position & 63))
+            if words[word] == 0 { summary[word >> 6] &= ~(1 << UInt64(word & 63)) }
+        }
+
+        /// The largest member below `position` (`0 ... count`), or -1.
+        func last(before position: Int) -> Int {
+            let word = position >> 6
+            let offset = UInt64(position & 63)
+            let below = offset == 0 ? 0 : words[word] & ((1 << offset) &- 1)
+            if below != 0 { return word << 6 + 63 - below.leadingZeroBitCount }
+            // The nearest non-empty word below `word`, through the summary.
+            var group = word >> 6
+            let wordOffset = UInt64(word & 63)
+            var candidates = wordOffset == 0 ? 0 : summary[group] & ((1 << wordOffset) &- 1)
+            while candidates == 0 {
+                if group == 0 { return -1 }
+                group -= 1
+                candidates = summary[group]
+            }
+            let found = group << 6 + 63 - candidates.leadingZeroBitCount
+            return found << 6 + 63 - words[found].leadingZeroBitCount
+        }
+
+        /// The smallest member above `position` (`-1 ..< count`), or `count`.
+        func first(after position: Int) -> Int {
+            let start = position + 1
+            if start >= count { return count }
+            let word = start >> 6
+            let above = words[word] & ~((1 << UInt64(start & 63)) &- 1)
+            if above != 0 { return word << 6 + above.trailingZeroBitCount }
+            var group = word >> 6
+            let wordOffset = UInt64(word & 63)
+            var candidates = wordOffset == 63 ? 0 : summary[group] & ~((2 << wordOffset) &- 1)
+            let lastGroup = ((count + 63) >> 6 - 1) >> 6
+            while candidates == 0 {
+                if group >= lastGroup { return count }
+                group += 1
+                candidates = summary[group]
+            }
+            let found = group << 6 + candidates.trailingZeroBitCount
+            return found << 6 + words[found].trailingZeroBitCount
+        }
     }
 }
