@@ -598,20 +598,25 @@ extension TransformArena {
     /// widen its straddle zone (min index ... max index − prefix delta: the majors that cannot
     /// pass it whole) beyond `settings.spanMax`. A typing run keeps a zone one or two wide
     /// however long it is; a cursor jump starts a new block.
+    /// Reads the packed records (`groupMinors`) when `packed`, else the slots' own columns
+    /// (the same values, without packing a group that may never walk).
     /// - Returns: the blocks' range in `listBlocks`, or nil when they would average fewer than
     ///   `settings.averageLengthMin` minors (none are then appended).
     mutating func appendListBlocks(
-        minors: ContiguousArray<Int32>, from: Int, to: Int, settings: ListBlockSettings
+        minors: ContiguousArray<Int32>, from: Int, to: Int, settings: ListBlockSettings,
+        packed: Bool
     ) -> Range<Int>? {
         let first = listBlocks.count
         var start = from
         var zone = ListRunSummary()
         for cursor in from..<to {
-            let record = groupMinors[cursor]
+            let slot = Int(minors[cursor])
+            let record = packed ? groupMinors[cursor]
+                : GroupMinor(node: node[slot], field: field[slot], rank: 0, kind: kind[slot],
+                             flags: flags[slot])
             let isInsert = record.kind == Kind.arrayInsert
             let isList = record.flags & Self.alive != 0
                 && (isInsert || record.kind == Kind.arrayErase)
-            let slot = Int(minors[cursor])
             if cursor - start == settings.lengthMax
                 || (isList && zone.zoneWidth(adding: index[slot]) > Int64(settings.spanMax))
             {
@@ -712,8 +717,8 @@ extension TransformArena {
 }
 
 extension Transformer {
-    /// Group `root`'s list blocks, cut the first time a list major walks the group (which
-    /// must be packed); empty when it walks every pair.
+    /// Group `root`'s list blocks, cut the first time a list major walks the group, or when
+    /// `mergeListSequences` asks (before packing it); empty when it walks every pair.
     mutating func listBlocks(_ root: Int) -> Range<Int> {
         if groupBlockLower[root] == -1 {
             let start = Int(groupStart[root])
@@ -721,7 +726,7 @@ extension Transformer {
             let settings = listBlockSettings
             if settings.enabled && end - start >= settings.groupCountMin,
                 let range = arena.appendListBlocks(minors: groupPositions, from: start, to: end,
-                                                   settings: settings)
+                                                   settings: settings, packed: groupPacked[root])
             {
                 groupBlockLower[root] = Int32(range.lowerBound)
                 groupBlockUpper[root] = Int32(range.upperBound)

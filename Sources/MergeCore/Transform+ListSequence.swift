@@ -85,9 +85,10 @@ extension Transformer {
                 || pairs < settings.pairsPerElementMin * (baseSize + localInGroup + incomingInGroup)
             {
                 sequencedGroup[root] = Self.sequenceRejected
-            } else if settings.leavesBlockedGroups {
-                packGroup(root)
-                if !listBlocks(root).isEmpty { sequencedGroup[root] = Self.sequenceRejected }
+            } else if settings.leavesBlockedGroups && !listBlocks(root).isEmpty {
+                // Cut from the slots' columns: packing would size one record per incoming
+                // instruction of the merge, which a merged group never reads.
+                sequencedGroup[root] = Self.sequenceRejected
             }
         }
         // Each candidate's local slots, in order (a counting sort).
