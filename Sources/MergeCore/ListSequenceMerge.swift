@@ -150,8 +150,9 @@ struct ListSequenceMerge: Sendable {
     /// `incoming[0].priorSize` elements). Returns false, leaving `local` and `incoming` as
     /// they were (the alive flags are then meaningless), when the instructions are not a valid
     /// replay on both sides or a placement fails; the caller then walks the grid pair by pair.
-    /// - Complexity: O((S + n + m) · log) plus, per incoming insert, its region's size times
-    ///   its log.
+    /// - Complexity: O((S + n + m) · log) plus, per incoming insert, its region's size (the
+    ///   walk, a radix sort of its events by local time, and bit-set steps when an erase
+    ///   moves an end of x's gap).
     mutating func run() -> Bool {
         let localCount = local.count
         let incomingCount = incoming.count
