@@ -73,7 +73,7 @@ struct ListSequenceEdit: Sendable, Equatable {
     var rank: UInt32
 }
 
-/// One element of a sequence merge: its successor in the order and the times that insert and
+/// One element of a sequence merge: its neighbours in the order and the times that insert and
 /// erase it.
 struct ElementRecord: Sendable {
     var next: Int32
@@ -113,8 +113,8 @@ struct ListSequenceMerge: Sendable {
     private static let eraseFlag: UInt64 = 1 << 31
     private static let positionMask: UInt64 = eraseFlag - 1
 
-    /// Each element's successor in the order and its times, together: the region walk reads
-    /// all four for each element it passes, one cache line instead of four.
+    /// Each element's neighbours in the order and its times, together: the region walk reads
+    /// them for each element it passes, one cache line instead of five arrays.
     private var records: ContiguousArray<ElementRecord> = []
     /// Each instruction's element: the inserted one, or the erased one.
     private var localElement: ContiguousArray<Int32> = []
