@@ -84,6 +84,27 @@ struct ElementRecord: Sendable {
     var eraseTime: UInt32
     /// The incoming time that erased the element, or `ListSequenceMerge.never`.
     var incomingEraseTime: UInt32
+
+    /// Whether the element is alive before incoming row `row`'s first local instruction (1 is
+    /// the first row): a base or incoming element no earlier incoming instruction erased.
+    @inline(__always)
+    func isAliveAtRowStart(_ row: UInt32) -> Bool {
+        insertTime == 0 && incomingEraseTime >= row
+    }
+
+    /// Whether the element is alive in the grid's last column at incoming row `row`: the
+    /// local side never erases it and no earlier incoming instruction did.
+    @inline(__always)
+    func isInLastColumn(_ row: UInt32) -> Bool {
+        eraseTime == ListSequenceMerge.never && incomingEraseTime >= row
+    }
+
+    /// Whether a non-sentinel element is alive in every state of incoming row `row` (an
+    /// anchor): alive at the row's start and never erased locally.
+    @inline(__always)
+    func isAnchor(_ row: UInt32) -> Bool {
+        isAliveAtRowStart(row) && eraseTime == ListSequenceMerge.never
+    }
 }
 
 /// Computes the pairwise grid of one list's inserts and erases from element identities (see
@@ -121,7 +142,8 @@ struct ListSequenceMerge: Sendable {
     private var incomingElement: ContiguousArray<Int32> = []
     /// An insert's left neighbour in its side's state (or the head). (Its right neighbour is
     /// not kept: only local inserts and incoming tombstones stand between the two in the
-    /// order, and neither is an anchor, so `place` finds the right anchor from the left one.)
+    /// order, and neither is an anchor, so `replayRegion` finds the right anchor from the
+    /// left one.)
     private var localLeft: ContiguousArray<Int32> = []
     private var incomingLeft: ContiguousArray<Int32> = []
     /// Each element's place in the final order (sentinels excluded).
@@ -174,6 +196,7 @@ struct ListSequenceMerge: Sendable {
         else { return false }
         linkLocalOrder(firstBase: firstBase, baseCount: baseCount)
         resetLastColumn(elementCount)
+        sizeRegionBuffers(elementCount)
         for i in 0..<incomingCount {
             let element = incomingElement[i]
             if incoming[i].isInsert {
@@ -182,7 +205,7 @@ struct ListSequenceMerge: Sendable {
                 // before it in the order that is alive there.
                 let time = UInt32(i + 1)
                 var before = records[Int(element)].prev
-                while before != Self.head && !isInLastColumn(before, time: time) {
+                while before != Self.head && !records[Int(before)].isInLastColumn(time) {
                     before = records[Int(before)].prev
                 }
                 let index = before == Self.head ? 0 : lastColumn.index(of: before) + 1
@@ -221,13 +244,6 @@ struct ListSequenceMerge: Sendable {
         incomingIndex.append(contentsOf: repeatElement(0, count: incoming.count))
         incomingPriorSize.removeAll(keepingCapacity: true)
         incomingPriorSize.append(contentsOf: repeatElement(0, count: incoming.count))
-    }
-
-    /// Whether `element` (placed) is alive in the last column at incoming row `time`: the
-    /// local side never erases it and no earlier incoming instruction did.
-    @inline(__always)
-    private func isInLastColumn(_ element: Int32, time: UInt32) -> Bool {
-        records[Int(element)].eraseTime == Self.never && records[Int(element)].incomingEraseTime >= time
     }
 
     private mutating func resetElements(_ count: Int) {
@@ -327,21 +343,11 @@ struct ListSequenceMerge: Sendable {
         records[Int(right)].prev = element
     }
 
-    /// Whether `element` is alive in every state of incoming row `time` (1-based): the
-    /// sentinels, base elements the local side never erases, and elements not erased by an
-    /// earlier incoming instruction that are not local inserts.
+    /// Whether `element` is alive in every state of incoming row `time` (1-based): a
+    /// sentinel, or an anchor (`ElementRecord.isAnchor`).
     @inline(__always)
     private func isAnchor(_ element: Int32, time: UInt32) -> Bool {
-        let e = Int(element)
-        return element <= Self.tail
-            || (records[e].eraseTime == Self.never && isAliveAtRowStart(element, time: time))
-    }
-
-    /// Whether `element` (placed) is alive before incoming row `time`'s first local
-    /// instruction: a base or incoming element no earlier incoming instruction erased.
-    @inline(__always)
-    private func isAliveAtRowStart(_ element: Int32, time: UInt32) -> Bool {
-        records[Int(element)].insertTime == 0 && records[Int(element)].incomingEraseTime >= time
+        element <= Self.tail || records[Int(element)].isAnchor(time)
     }
 
     /// Places incoming insert `i`'s element in the order (see the file's documentation).
@@ -352,7 +358,7 @@ struct ListSequenceMerge: Sendable {
         var anchorLeft = left
         while !isAnchor(anchorLeft, time: time) { anchorLeft = records[Int(anchorLeft)].prev }
         let rank = incoming[i].rank
-        let replayed = withRegionBuffers(elementBound: records.count) { buffers in
+        let replayed = withRegionBuffers { buffers in
             Self.replayRegion(buffers, after: anchorLeft, left: left, time: time, rank: rank)
         }
         guard let (anchorRight, regionCount, firstAfter, lastBefore) = replayed else {
@@ -369,30 +375,34 @@ struct ListSequenceMerge: Sendable {
                              lastBefore: lastBefore, time: time)
     }
 
-    /// The region's buffers, sized for any region of the run's `elementBound` elements, with
-    /// the records and local instructions to read (`replayRegion`).
-    private mutating func withRegionBuffers<Result>(
-        elementBound: Int, _ body: (RegionBuffers) -> Result
-    ) -> Result {
-        if region.count < elementBound {
-            region = ContiguousArray(repeating: 0, count: elementBound)
-            rowStartAlive = ContiguousArray(repeating: false, count: elementBound)
-            decision = ContiguousArray(repeating: 0, count: elementBound)
+    /// Sizes the region's buffers, once per run, for any region of `elementCount` elements.
+    private mutating func sizeRegionBuffers(_ elementCount: Int) {
+        if region.count < elementCount {
+            region = ContiguousArray(repeating: 0, count: elementCount)
+            rowStartAlive = ContiguousArray(repeating: false, count: elementCount)
+            decision = ContiguousArray(repeating: 0, count: elementCount)
         }
         // Each local instruction is at most one event of a region.
         if events.count < local.count {
             events = ContiguousArray(repeating: 0, count: local.count)
             eventScratch = ContiguousArray(repeating: 0, count: local.count)
         }
-        aliveBits.reserve(elementBound)
-        return records.withUnsafeBufferPointer { records in
+        aliveBits.reserve(elementCount)
+    }
+
+    /// The region's buffers (`sizeRegionBuffers` first), with the records and local
+    /// instructions to read (`replayRegion`).
+    private mutating func withRegionBuffers<Result>(_ body: (RegionBuffers) -> Result)
+        -> Result
+    {
+        records.withUnsafeBufferPointer { records in
             local.withUnsafeBufferPointer { local in
                 region.withUnsafeMutableBufferPointer { region in
                     rowStartAlive.withUnsafeMutableBufferPointer { rowStartAlive in
                         decision.withUnsafeMutableBufferPointer { decision in
                             events.withUnsafeMutableBufferPointer { events in
                                 eventScratch.withUnsafeMutableBufferPointer { scratch in
-                                    aliveBits.withView(count: 0) { alive in
+                                    aliveBits.withView { alive in
                                         body(RegionBuffers(
                                             records: records, local: local, region: region,
                                             rowStartAlive: rowStartAlive, decision: decision,
@@ -431,8 +441,7 @@ struct ListSequenceMerge: Sendable {
         while true {
             let record = b.records[Int(cursor)]
             // An anchor ends the region (none stands between `anchorLeft` and `left`).
-            if cursor <= tail || (record.insertTime == 0 && record.eraseTime == never
-                                  && record.incomingEraseTime >= time) { break }
+            if cursor <= tail || record.isAnchor(time) { break }
             let q = regionCount
             let position = UInt64(q)
             if record.insertTime != 0 {
@@ -444,7 +453,7 @@ struct ListSequenceMerge: Sendable {
                 eventCount += 1
             }
             if cursor == left { leftPosition = q }
-            let alive = record.insertTime == 0 && record.incomingEraseTime >= time
+            let alive = record.isAliveAtRowStart(time)
             if alive {
                 if (!leftIsAnchor && leftPosition < 0) || q == leftPosition {
                     gapLeft = q
@@ -466,7 +475,8 @@ struct ListSequenceMerge: Sendable {
         // on its side of the gap. An erase of a gap end widens the gap to the next element
         // alive on that side. (The grid compares indices: an element's index equals x's
         // exactly when it lands in x's gap, and an erase moves x only when below it.)
-        let alive = b.alive.reset(UnsafeBufferPointer(rebasing: b.rowStartAlive[0..<regionCount]))
+        let startAlive = UnsafeBufferPointer(rebasing: b.rowStartAlive[0..<regionCount])
+        let alive = b.alive.reset(startAlive)
         let events = UnsafeMutableBufferPointer(rebasing: b.events[0..<eventCount])
         sortByTime(events, scratch: b.scratch, timeBound: UInt32(b.local.count) + 1)
         for event in events {
@@ -520,7 +530,8 @@ struct ListSequenceMerge: Sendable {
     private func orderMatters(_ u: Int32, _ v: Int32, time: UInt32) -> Bool {
         let (a, b) = (Int(u), Int(v))
         return records[a].incomingEraseTime >= time && records[b].incomingEraseTime >= time
-            && records[a].insertTime < records[b].eraseTime && records[b].insertTime < records[a].eraseTime
+            && records[a].insertTime < records[b].eraseTime
+            && records[b].insertTime < records[a].eraseTime
     }
 
     /// Places x where some elements that must follow it stand before some that must precede
@@ -911,12 +922,12 @@ struct AliveBits: Sendable {
         }
     }
 
-    /// Runs `body` with a view of the storage, of `count` positions (`reserve` first; the
-    /// view's `reset` makes a view of another size).
-    mutating func withView<Result>(count: Int, _ body: (View) -> Result) -> Result {
+    /// Runs `body` with an empty view of the storage (`reserve` first; the view's `reset`
+    /// fills it and returns a view of its size).
+    mutating func withView<Result>(_ body: (View) -> Result) -> Result {
         words.withUnsafeMutableBufferPointer { words in
             summary.withUnsafeMutableBufferPointer { summary in
-                body(View(words: words, summary: summary, count: count))
+                body(View(words: words, summary: summary, count: 0))
             }
         }
     }

@@ -141,7 +141,9 @@ extension Transformer {
         let localSlots = Int(sequenceLocalStart[root])..<Int(sequenceLocalStart[root + 1])
         let incomingSlots = Int(groupStart[root])..<Int(groupStart[root + 1])
         listSequence.local.removeAll(keepingCapacity: true)
-        for cursor in localSlots { listSequence.local.append(sequenceEdit(sequenceLocalSlots[cursor])) }
+        for cursor in localSlots {
+            listSequence.local.append(sequenceEdit(sequenceLocalSlots[cursor]))
+        }
         listSequence.incoming.removeAll(keepingCapacity: true)
         for cursor in incomingSlots {
             listSequence.incoming.append(sequenceEdit(groupPositions[cursor]))

@@ -286,7 +286,7 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
             let initialFlags = ContiguousArray((0..<count).map { _ in random.chance(1, outOf: 50) })
             var flags = initialFlags
             initialFlags.withUnsafeBufferPointer { initial in
-                bits.withView(count: 0) { storage in
+                bits.withView { storage in
                     let view = storage.reset(initial)
                     #expect(view.count == count)
                     for _ in 0..<2_000 {
