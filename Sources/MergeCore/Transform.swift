@@ -1083,22 +1083,31 @@ public struct Transformer: Sendable {
 
     // MARK: - Helpers for the rules
 
-    /// Whether arena slot `a` beats slot `b`: the higher discriminant, precomputed as a rank
-    /// per changeset (ties between the sides go to incoming; see `rankChangesets`).
+    /// Whether arena slot `a` beats slot `b`, one local and one incoming: the higher
+    /// discriminant, precomputed as a rank per changeset (ties go to incoming; see
+    /// `rankChangesets`, whose ranks do not order two slots of one side).
     @inline(__always)
     func wins(_ a: Int, _ b: Int) -> Bool {
-        changesetRank[Int(arena.changeset[a])] > changesetRank[Int(arena.changeset[b])]
+        assert((a < arena.localCount) != (b < arena.localCount), "ranks order the sides only")
+        return changesetRank[Int(arena.changeset[a])] > changesetRank[Int(arena.changeset[b])]
     }
 
-    /// Ranks the changesets by (timestamp, file ident, side), incoming above local on equal
-    /// discriminants, so that `wins` is one integer compare.
-    /// - Complexity: O(C log C) for C changesets.
+    /// Ranks the changesets so that `wins` is one integer compare. Every rule compares a local
+    /// slot with an incoming one, never two of one side, so the ranks only order the sides
+    /// against each other: incoming changeset number i in (timestamp, file ident) order gets
+    /// rank 2i + 1, and a local changeset rank 2j, where j counts the incoming changesets with
+    /// a strictly lower discriminant. A local changeset then beats an incoming one exactly when
+    /// its discriminant is higher, and an incoming one wins a tie (see the module notes).
+    /// Two local changesets may share a rank; a local and an incoming one never do.
+    /// - Complexity: O(I log I + L log I) for I incoming and L local changesets: a server's
+    ///   long history is not sorted again for every upload.
     mutating func rankChangesets() {
-        rankOrder.removeAll(keepingCapacity: true)
-        rankOrder.append(contentsOf: 0..<Int32(changesets.count))
-        let localCount = Int32(localChangesetCount)
+        let localCount = localChangesetCount
+        let count = changesets.count
         let times = discriminantTime
         let idents = discriminantIdent
+        rankOrder.removeAll(keepingCapacity: true)
+        rankOrder.append(contentsOf: Int32(localCount)..<Int32(count))
         rankOrder.sort { a, b in
             let timeA = times[Int(a)]
             let timeB = times[Int(b)]
@@ -1106,14 +1115,29 @@ public struct Transformer: Sendable {
             let identA = idents[Int(a)]
             let identB = idents[Int(b)]
             if identA != identB { return identA < identB }
-            let incomingA = a >= localCount
-            let incomingB = b >= localCount
-            if incomingA != incomingB { return incomingB }
             return a < b
         }
         changesetRank.removeAll(keepingCapacity: true)
-        changesetRank.append(contentsOf: repeatElement(0, count: changesets.count))
-        for rank in rankOrder.indices { changesetRank[Int(rankOrder[rank])] = UInt32(rank) }
+        changesetRank.append(contentsOf: repeatElement(0, count: count))
+        let order = rankOrder
+        changesetRank.withUnsafeMutableBufferPointer { ranks in
+            for sorted in order.indices { ranks[Int(order[sorted])] = UInt32(2 * sorted + 1) }
+            for local in 0..<localCount {
+                // j = the incoming changesets whose discriminant is strictly below local's.
+                let time = times[local]
+                let ident = idents[local]
+                var low = 0
+                var high = order.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    let other = Int(order[middle])
+                    let below = times[other] < time
+                        || (times[other] == time && idents[other] < ident)
+                    if below { low = middle + 1 } else { high = middle }
+                }
+                ranks[local] = UInt32(2 * low)
+            }
+        }
     }
 
     /// The instruction at arena slot `slot`, as originally scanned (values may have been

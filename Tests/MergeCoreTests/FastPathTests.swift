@@ -393,6 +393,53 @@ struct TouchedFieldsTests {
     }
 }
 
+/// `rankChangesets` ranks only the sides against each other (every rule compares a local slot
+/// with an incoming one), so it checks exactly that, with many ties.
+@Suite("Changeset ranks")
+struct ChangesetRankTests {
+    @Test("changeset ranks order each local changeset against each incoming one by discriminant")
+    func ranksOrderTheSides() {
+        let random = RandomStream(seed: 5, id: StreamID(domain: 0x5241_4E4B))
+        var transformer = Transformer()
+        var ties = 0
+        for round in 0..<300 {
+            let localCount = Int(random.uniformInt(below: 40))
+            let incomingCount = Int(random.uniformInt(below: 12))
+            let empty = Changeset(version: 1, originTimestamp: 1, originFileIdent: 1,
+                                  instructions: [])
+            transformer.changesets.local = ContiguousArray(repeating: empty, count: localCount)
+            transformer.changesets.incoming = ContiguousArray(repeating: empty,
+                                                               count: incomingCount)
+            transformer.localChangesetCount = localCount
+            // Few distinct discriminants, so ties across the sides are common.
+            transformer.discriminantTime = ContiguousArray((0..<(localCount + incomingCount)).map {
+                _ in random.uniformInt(below: 4)
+            })
+            transformer.discriminantIdent = ContiguousArray(
+                (0..<(localCount + incomingCount)).map { _ in 1 + random.uniformInt(below: 3) })
+            transformer.rankChangesets()
+            let ranks = transformer.changesetRank
+            let times = transformer.discriminantTime
+            let idents = transformer.discriminantIdent
+            for local in 0..<localCount {
+                for incoming in localCount..<(localCount + incomingCount) {
+                    let localHigher = (times[local], idents[local])
+                        > (times[incoming], idents[incoming])
+                    if (times[local], idents[local]) == (times[incoming], idents[incoming]) {
+                        ties += 1
+                    }
+                    // The local changeset beats the incoming one exactly when its discriminant
+                    // is higher: a tie goes to the incoming side.
+                    #expect((ranks[local] > ranks[incoming]) == localHigher,
+                            "round \(round): local \(local) vs incoming \(incoming)")
+                    #expect(ranks[local] != ranks[incoming], "round \(round)")
+                }
+            }
+        }
+        #expect(ties > 100)
+    }
+}
+
 /// The reference transformer (every local instruction of a touched object, pairwise, each on
 /// its own) and one that takes every fast path (field runs for any group, the field filter
 /// always built, list edits swept).
