@@ -679,24 +679,30 @@ struct ListSequenceMerge: Sendable {
         var target = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
         var shift: UInt64 = 32
         var bound = timeBound
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { starts in
+        // Digits of 8 bits, or of 11 for many events with large times (two passes instead of
+        // three for times up to 2^22: clearing and summing 2,048 counters pays off only then).
+        let bits: UInt64 = count >= 4_096 && bound >= 1 << 16 ? 11 : 8
+        let digits = 1 << Int(bits)
+        let mask = UInt64(digits - 1)
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 1 << 11) { starts in
+            let counters = UnsafeMutableBufferPointer(rebasing: starts[0..<digits])
             while bound > 0 {
-                starts.initialize(repeating: 0)
-                for value in source { starts[Int((value >> shift) & 0xFF)] += 1 }
+                counters.initialize(repeating: 0)
+                for value in source { counters[Int((value >> shift) & mask)] += 1 }
                 var total = 0
-                for digit in 0..<256 {
-                    let digitCount = starts[digit]
-                    starts[digit] = total
+                for digit in 0..<digits {
+                    let digitCount = counters[digit]
+                    counters[digit] = total
                     total += digitCount
                 }
                 for value in source {
-                    let digit = Int((value >> shift) & 0xFF)
-                    target[starts[digit]] = value
-                    starts[digit] += 1
+                    let digit = Int((value >> shift) & mask)
+                    target[counters[digit]] = value
+                    counters[digit] += 1
                 }
                 swap(&source, &target)
-                shift += 8
-                bound >>= 8
+                shift += bits
+                bound >>= UInt32(bits)
             }
         }
         if source.baseAddress != events.baseAddress {

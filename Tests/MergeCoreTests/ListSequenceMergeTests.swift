@@ -241,8 +241,11 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
     @Test func eventsSortByTime() {
         let random = RandomStream(seed: 11, id: StreamID(domain: 0x534F_5254))
         var scratch = ContiguousArray<UInt64>()
-        for count in [0, 1, 2, 47, 48, 49, 300, 5_000] {
-            let bound = UInt32(count) * 3 + 70_000
+        // Insertion sort, 8-bit digits, and 11-bit digits in two and in three passes.
+        let cases: [(count: Int, bound: UInt32)] = [0, 1, 2, 47, 48, 49, 300, 5_000].map {
+            ($0, UInt32($0) * 3 + 70_000)
+        } + [(4_095, 3_000_000), (6_000, 3_000_000), (6_000, 9_000_000)]
+        for (count, bound) in cases {
             var times = Set<UInt32>()
             while times.count < count { times.insert(UInt32(random.uniformInt(below: UInt64(bound)))) }
             var events = ContiguousArray(times.sorted().map {
