@@ -23,8 +23,9 @@
 //!    insert lands between.
 //! 2. *One order of all elements* (`next`/`prev`, a linked list with the tombstones): the
 //!    base, then each local insert placed right after its left neighbour. This is the local
-//!    side's own order. Then each incoming insert, in order, is placed among the local
-//!    elements by the grid's own rule (below).
+//!    side's own order; its elements are then renumbered in it, so that walking it reads
+//!    their records in sequence. Then each incoming insert, in order, is placed among the
+//!    local elements by the grid's own rule (below).
 //! 3. *Counting.* The incoming side's results are read row by row, as each insert is placed
 //!    or each erase met, from the grid's last column ("base · local · incoming′ so far", a
 //!    `PathSequence` that also finds an element's position). The local side's come at the
@@ -344,19 +345,11 @@ struct ListSequenceMerge: Sendable {
     /// permuted in place, with `order` (not needed until `numberElements`) as the map.
     private mutating func renumberInLocalOrder(firstIncoming: Int32, elementCount: Int) {
         let count = Int(firstIncoming)
-        order.removeAll(keepingCapacity: true)
         order.reserveCapacity(elementCount)  // `numberElements` fills it to that size
-        order.append(contentsOf: repeatElement(-1, count: count))
+        let numbered = numberInOrder(count, from: 2)
+        precondition(numbered == firstIncoming, "the local order misses an element")
         order[Int(Self.head)] = Self.head
         order[Int(Self.tail)] = Self.tail
-        var number: Int32 = 2
-        var cursor = records[Int(Self.head)].next
-        while cursor != Self.tail {
-            order[Int(cursor)] = number
-            number += 1
-            cursor = records[Int(cursor)].next
-        }
-        precondition(number == firstIncoming, "the local order misses an element")
         order.withUnsafeBufferPointer { map in
             Self.renumber(&localElement, map: map, below: firstIncoming)
             Self.renumber(&localLeft, map: map, below: firstIncoming)
@@ -725,15 +718,22 @@ struct ListSequenceMerge: Sendable {
 
     /// Numbers the elements in the final order.
     private mutating func numberElements(_ count: Int) {
+        _ = numberInOrder(count, from: 0)
+    }
+
+    /// Sets `order` to `count` entries, each linked element's number in the order counting
+    /// from `first` (-1 for the sentinels and unlinked elements); returns the next number.
+    private mutating func numberInOrder(_ count: Int, from first: Int32) -> Int32 {
         order.removeAll(keepingCapacity: true)
         order.append(contentsOf: repeatElement(-1, count: count))
-        var place: Int32 = 0
+        var number = first
         var cursor = records[Int(Self.head)].next
         while cursor != Self.tail {
-            order[Int(cursor)] = place
-            place += 1
+            order[Int(cursor)] = number
+            number += 1
             cursor = records[Int(cursor)].next
         }
+        return number
     }
 
     /// The local instructions over "base · incoming": each one's index counts the elements
