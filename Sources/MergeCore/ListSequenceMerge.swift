@@ -223,7 +223,7 @@ struct ListSequenceMerge: Sendable {
                 _ = lastColumn.remove(at: index)
             }
         }
-        numberElements(elementCount)
+        _ = numberInOrder(elementCount, from: 0)  // the final order, for `sweepLocal`
         sweepLocal()
         for i in incoming.indices {
             incoming[i].index = incomingIndex[i]
@@ -342,14 +342,12 @@ struct ListSequenceMerge: Sendable {
     /// region walks, which follow `next` over about L · ln(D) elements, then waited on a cache
     /// miss per element (half of `replayRegion`'s time). Incoming elements keep their numbers;
     /// they are linked in later, by `place`. Costs one walk of the order; the records are
-    /// permuted in place, with `order` (not needed until `numberElements`) as the map.
+    /// permuted in place, with `order` (not needed until the final numbering) as the map.
     private mutating func renumberInLocalOrder(firstIncoming: Int32, elementCount: Int) {
         let count = Int(firstIncoming)
-        order.reserveCapacity(elementCount)  // `numberElements` fills it to that size
+        order.reserveCapacity(elementCount)  // the final numbering fills it to that size
         let numbered = numberInOrder(count, from: 2)
         precondition(numbered == firstIncoming, "the local order misses an element")
-        order[Int(Self.head)] = Self.head
-        order[Int(Self.tail)] = Self.tail
         order.withUnsafeBufferPointer { map in
             Self.renumber(&localElement, map: map, below: firstIncoming)
             Self.renumber(&localLeft, map: map, below: firstIncoming)
@@ -389,11 +387,12 @@ struct ListSequenceMerge: Sendable {
         }
     }
 
-    /// Replaces each element number below `bound` in `elements` by `map[number]`.
+    /// Replaces each element number in `2 ..< bound` in `elements` by `map[number]` (the
+    /// sentinels and incoming elements keep theirs).
     private static func renumber(_ elements: inout ContiguousArray<Int32>,
                                  map: UnsafeBufferPointer<Int32>, below bound: Int32) {
         elements.withUnsafeMutableBufferPointer { elements in
-            for k in elements.indices where elements[k] >= 0 && elements[k] < bound {
+            for k in elements.indices where elements[k] > tail && elements[k] < bound {
                 elements[k] = map[Int(elements[k])]
             }
         }
@@ -714,11 +713,6 @@ struct ListSequenceMerge: Sendable {
                 sortByTime(events, scratch: scratch, timeBound: timeBound)
             }
         }
-    }
-
-    /// Numbers the elements in the final order.
-    private mutating func numberElements(_ count: Int) {
-        _ = numberInOrder(count, from: 0)
     }
 
     /// Sets `order` to `count` entries, each linked element's number in the order counting
