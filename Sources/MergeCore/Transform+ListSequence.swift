@@ -81,7 +81,8 @@ extension Transformer {
             let incomingInGroup = Int(groupStart[root + 1]) - start
             let baseSize = Int(arena.priorSize[Int(groupPositions[start])])
             let pairs = localInGroup * incomingInGroup
-            if localInGroup == 0 || pairs < pairsMin || incomingInGroup < settings.incomingMin
+            // A candidate has at least `incomingMin` incoming instructions (checked above).
+            if localInGroup == 0 || pairs < pairsMin
                 || pairs < settings.pairsPerElementMin * (baseSize + localInGroup + incomingInGroup)
             {
                 sequencedGroup[root] = Self.sequenceRejected
