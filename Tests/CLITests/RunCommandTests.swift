@@ -6,12 +6,21 @@ import Testing
 
 /// `syncsim run` end to end, in process: determinism of the files it writes, and every
 /// bad-input case with its documented status, leaving existing outputs untouched.
-@Suite(.serialized) struct RunCommandTests {
+/// A class, so that `deinit` (run after each test) removes the directories the test made.
+@Suite(.serialized) final class RunCommandTests {
     static let small = ["--clients", "30", "--duration", "2h", "--quiet"]
+
+    /// The directories `temporaryDirectory()` made for the current test.
+    private var created: [String] = []
+
+    deinit {
+        for path in created { try? FileManager.default.removeItem(atPath: path) }
+    }
 
     func temporaryDirectory() throws -> String {
         let path = NSTemporaryDirectory() + "syncsim-run-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        created.append(path)
         return path
     }
 
