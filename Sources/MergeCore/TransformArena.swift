@@ -421,12 +421,16 @@ struct ObjectNodeTable: Sendable {
     }
 
     /// Builds the dense map for the table of the first object, if that object has an integer
-    /// key: over the keys within 2 × the table's integer-keyed objects + 32 of that first key
+    /// key: over the keys within 2 × the table's integer-keyed objects + 32 of an anchor key
     /// (a window of 4 × their count + 64 values), when at least half of those objects fall in
-    /// it (dense keys, as sequential primary keys are). Keys beyond the window, such as a
-    /// client's own key range for new objects, go to `denseOutside`. Call once the incoming
-    /// side is scanned. O(nodes), no sort: a first object outside the cluster just means no
-    /// map for this merge.
+    /// it (dense keys, as sequential primary keys are). The window is whichever of those
+    /// around the first object's key and the middle object's (in node order), the one
+    /// starting at the smallest key and the one ending at the largest holds the most keys
+    /// (the earlier on a tie). With the first key's window alone, a merge whose first object
+    /// is one the client created in its own key range had no map, and classified every
+    /// history instruction by a probe. Keys beyond the window, such as a client's own key
+    /// range for new objects, go to `denseOutside`. Call once the incoming side is scanned.
+    /// O(nodes), no sort.
     /// - Complexity: O(nodes + the window).
     mutating func buildDenseIndex() {
         denseActive = false
@@ -434,27 +438,58 @@ struct ObjectNodeTable: Sendable {
         let table = first.table
         // Keys are compared with the sign bit flipped: signed order, unsigned arithmetic.
         let flip: UInt64 = 1 << 63
+        let firstKey = UInt64(bitPattern: firstValue) ^ flip
         var keyCount = 0
+        var smallest = firstKey
+        var largest = firstKey
         for object in objects where object.table == table {
-            if case .int = object.key { keyCount += 1 }
+            guard case .int(let value) = object.key else { continue }
+            let key = UInt64(bitPattern: value) ^ flip
+            keyCount += 1
+            smallest = min(smallest, key)
+            largest = max(largest, key)
         }
         let reach = UInt64(2 * keyCount + 32)
-        let anchor = UInt64(bitPattern: firstValue) ^ flip
+        // The middle object's key, if it is one of this table's integer keys.
+        var middleKey = firstKey
+        let middle = objects[objects.count / 2]
+        if middle.table == table, case .int(let value) = middle.key {
+            middleKey = UInt64(bitPattern: value) ^ flip
+        }
+        // Windows around the first and the middle key, from the smallest, to the largest.
+        let candidates = (firstKey, middleKey,
+                          smallest <= UInt64.max - reach ? smallest + reach : UInt64.max,
+                          largest >= reach ? largest - reach : 0)
+        @inline(__always) func near(_ key: UInt64, _ anchor: UInt64) -> Int {
+            (key >= anchor ? key - anchor : anchor - key) <= reach ? 1 : 0
+        }
+        var counts = (0, 0, 0, 0)
+        for object in objects where object.table == table {
+            guard case .int(let value) = object.key else { continue }
+            let key = UInt64(bitPattern: value) ^ flip
+            counts.0 += near(key, candidates.0)
+            counts.1 += near(key, candidates.1)
+            counts.2 += near(key, candidates.2)
+            counts.3 += near(key, candidates.3)
+        }
+        var anchor = candidates.0
+        var inWindow = counts.0
+        if counts.1 > inWindow { anchor = candidates.1; inWindow = counts.1 }
+        if counts.2 > inWindow { anchor = candidates.2; inWindow = counts.2 }
+        if counts.3 > inWindow { anchor = candidates.3; inWindow = counts.3 }
+        guard 2 * inWindow >= keyCount else { return }
         let windowLow = anchor >= reach ? anchor - reach : 0
         let windowHigh = anchor <= UInt64.max - reach ? anchor + reach : UInt64.max
         var low = anchor
         var high = anchor
-        var inWindow = 0
         for object in objects where object.table == table {
             guard case .int(let value) = object.key else { continue }
             let key = UInt64(bitPattern: value) ^ flip
             if key >= windowLow && key <= windowHigh {
                 low = min(low, key)
                 high = max(high, key)
-                inWindow += 1
             }
         }
-        guard 2 * inWindow >= keyCount else { return }
         denseTable = table
         denseMin = low
         dense.removeAll(keepingCapacity: true)

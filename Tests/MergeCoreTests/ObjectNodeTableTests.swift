@@ -77,4 +77,43 @@ struct ObjectNodeTableTests {
         #expect(mapsBuilt >= 15, "only \(mapsBuilt) of 60 rounds built a dense map")
         #expect(outsideLookups >= 1_000, "only \(outsideLookups) lookups beyond the window")
     }
+
+    /// The map's window: the first key's, or one starting at the smallest key or ending at
+    /// the largest, whichever holds the most keys. A merge whose first object is one the
+    /// client created in its own key range (churn) must still map the cluster.
+    @Test("the map covers the cluster when the first key, or the extremes, lie outside it")
+    func windowFindsTheCluster() {
+        let cluster = (0..<500).map { Int64($0 * 3) }
+        let far: Int64 = 7 << 32
+        for layout in 0..<4 {
+            var keys = cluster
+            switch layout {
+            case 0: keys.insert(far, at: 0)  // first key far above the cluster
+            case 1: keys.insert(-far, at: 0)  // far below
+            case 2: keys.insert(far + 1, at: 0); keys.append(-far)  // outliers both ways
+            default: keys.append(contentsOf: [far, far + 1])  // first key in the cluster
+            }
+            var table = ObjectNodeTable()
+            table.reset(capacity: 64)
+            for key in keys { _ = table.node(for: ObjectRef(table: 1, key: .int(key))) }
+            table.buildDenseIndex()
+            let mapped = table.denseActive  // (a plain Bool: the table's dump is long)
+            #expect(mapped, "layout \(layout): no dense map")
+            for key in cluster {
+                #expect(table.denseOffset(intKey: UInt64(bitPattern: key), table: 1) != nil,
+                        "layout \(layout): cluster key \(key) outside the map")
+            }
+            #expect(table.denseOffset(intKey: UInt64(bitPattern: far), table: 1) == nil,
+                    "layout \(layout): the far key is in the map")
+        }
+        // Keys spread so thin that no window holds half of them: no map, probe only.
+        var sparse = ObjectNodeTable()
+        sparse.reset(capacity: 64)
+        for index in 0..<100 {
+            _ = sparse.node(for: ObjectRef(table: 1, key: .int(Int64(index) << 20)))
+        }
+        sparse.buildDenseIndex()
+        let sparseMapped = sparse.denseActive
+        #expect(!sparseMapped)
+    }
 }
