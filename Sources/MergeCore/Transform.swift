@@ -157,6 +157,8 @@
 //!   give different server states for different upload orders (the classic "TP2 puzzle"). The
 //!   client–server protocol only needs TP1 (every client converges to the server's state).
 
+internal import CPrefetch
+
 /// The two sides of one merge, addressed as one sequence of changesets, local first (the
 /// arena's changeset numbers). Accessors project into the side arrays, so reading a field of a
 /// changeset does not copy (or retain) the rest of it.
@@ -454,6 +456,7 @@ public struct Transformer: Sendable {
                 {
                     major = next
                 } else {
+                    prefetchGroup(of: major + Self.prefetchDistance)
                     try mergeWithGroup(major)
                     major += 1
                 }
@@ -470,6 +473,22 @@ public struct Transformer: Sendable {
             writeBack(changesetsFrom: 0)
         }
         phaseTimes.writeBackNs &+= (clock?() ?? 0) &- walkEnd
+    }
+
+    /// How many majors ahead the walk prefetches a group's packed records.
+    static let prefetchDistance = 3
+
+    /// Asks for the first packed record of local `slot`'s group (`mergeWithGroup` reads it,
+    /// or `packGroup` writes it), so the walk does not wait on that cache miss.
+    @inline(__always)
+    private func prefetchGroup(of slot: Int) {
+        guard slot < arena.localCount, groupMinorsReady else { return }
+        let node = arena.node[slot]
+        if node < 0 { return }
+        let start = Int(groupStart[Int(nodeRoot[Int(node)])])
+        arena.groupMinors.withUnsafeBufferPointer { records in
+            if start < records.count { syncsim_prefetch(records.baseAddress! + start) }
+        }
     }
 
     /// Merges local object instruction `major` with its group's incoming instructions and the
