@@ -449,7 +449,8 @@ struct ListSequenceMerge: Sendable {
         // Each local instruction is at most one event of a region.
         if events.count < local.count {
             events = ContiguousArray(repeating: 0, count: local.count)
-            eventScratch = ContiguousArray(repeating: 0, count: local.count)
+            eventScratch = ContiguousArray(repeating: 0,
+                                           count: local.count + Self.sortCounterSlots)
         }
         aliveBits.reserve(elementCount)
     }
@@ -650,7 +651,8 @@ struct ListSequenceMerge: Sendable {
     /// Sorts region events (local time in the high 32 bits, all times distinct and below
     /// `timeBound`) by time: insertion sort when few, else a radix sort on the time, 8 bits a
     /// pass (Swift's `sort` took a third of a list merge here). `scratch` holds at least as
-    /// many events.
+    /// many events plus `sortCounterSlots`, where the digit counters go (a temporary
+    /// allocation of that size is not on the stack: it was a malloc per sort).
     static func sortByTime(_ events: UnsafeMutableBufferPointer<UInt64>,
                            scratch: UnsafeMutableBufferPointer<UInt64>, timeBound: UInt32) {
         let count = events.count
@@ -666,7 +668,7 @@ struct ListSequenceMerge: Sendable {
             }
             return
         }
-        precondition(scratch.count >= count, "the scratch buffer is too small")
+        precondition(scratch.count >= count + sortCounterSlots, "the scratch buffer is too small")
         var source = events
         var target = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
         var shift: UInt64 = 32
@@ -676,37 +678,38 @@ struct ListSequenceMerge: Sendable {
         let bits: UInt64 = count >= 4_096 && bound >= 1 << 16 ? 11 : 8
         let digits = 1 << Int(bits)
         let mask = UInt64(digits - 1)
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 1 << 11) { starts in
-            let counters = UnsafeMutableBufferPointer(rebasing: starts[0..<digits])
-            while bound > 0 {
-                counters.initialize(repeating: 0)
-                for value in source { counters[Int((value >> shift) & mask)] += 1 }
-                var total = 0
-                for digit in 0..<digits {
-                    let digitCount = counters[digit]
-                    counters[digit] = total
-                    total += digitCount
-                }
-                for value in source {
-                    let digit = Int((value >> shift) & mask)
-                    target[counters[digit]] = value
-                    counters[digit] += 1
-                }
-                swap(&source, &target)
-                shift += bits
-                bound >>= UInt32(bits)
+        let counters = UnsafeMutableBufferPointer(rebasing: scratch[count..<(count + digits)])
+        while bound > 0 {
+            counters.update(repeating: 0)
+            for value in source { counters[Int((value >> shift) & mask)] &+= 1 }
+            var total: UInt64 = 0
+            for digit in 0..<digits {
+                let digitCount = counters[digit]
+                counters[digit] = total
+                total &+= digitCount
             }
+            for value in source {
+                let digit = Int((value >> shift) & mask)
+                target[Int(counters[digit])] = value
+                counters[digit] &+= 1
+            }
+            swap(&source, &target)
+            shift += bits
+            bound >>= UInt32(bits)
         }
         if source.baseAddress != events.baseAddress {
             _ = events.update(fromContentsOf: source)
         }
     }
 
+    /// The scratch `sortByTime` needs beyond the events: one counter per digit value.
+    static let sortCounterSlots = 1 << 11
+
     /// `sortByTime` on arrays (for tests).
     static func sortByTime(_ events: inout ContiguousArray<UInt64>,
                            scratch: inout ContiguousArray<UInt64>, timeBound: UInt32) {
-        if scratch.count < events.count {
-            scratch = ContiguousArray(repeating: 0, count: events.count)
+        if scratch.count < events.count + sortCounterSlots {
+            scratch = ContiguousArray(repeating: 0, count: events.count + sortCounterSlots)
         }
         events.withUnsafeMutableBufferPointer { events in
             scratch.withUnsafeMutableBufferPointer { scratch in
@@ -834,13 +837,21 @@ struct FenwickTree: Sendable {
 /// A sequence of element numbers with insert, remove and lookup by position in
 /// O(chunks / 32 + 32 + chunk size): chunks of at most `chunkMax`, with a running count per 32
 /// chunks. With `tracking`, also the position of an element (`index(of:)`), in the same time.
+///
+/// The chunks live in one buffer (`slab`), `stride` slots per chunk ID, so a reset reuses the
+/// memory of the last one: with an array per chunk, every reset allocated each chunk again
+/// (a list merge resets its sequences once per row; most of its allocations came from here).
 struct PathSequence: Sendable {
     static let chunkMax = 128
+    /// Slots per chunk: room for the insert that makes a chunk split.
+    private static let stride = chunkMax + 1
     private static let groupWidth = 32
 
     private(set) var count = 0
-    /// Chunks by ID; `order` lists the IDs in sequence order.
-    private var chunks: ContiguousArray<ContiguousArray<Int32>> = []
+    /// Chunk ID `id` holds its elements at `slab[id * stride ..< id * stride + size]`, where
+    /// size is its `chunkCounts` entry; `order` lists the IDs in sequence order.
+    private var slab: ContiguousArray<Int32> = []
+    private var chunkCount = 0
     private var order: ContiguousArray<Int32> = []
     /// `chunkCounts[c]`: the size of the chunk at sequence position c.
     private var chunkCounts: ContiguousArray<Int32> = []
@@ -858,7 +869,8 @@ struct PathSequence: Sendable {
 
     /// Holds `elements` in order; with `tracking`, element numbers must be below `elementBound`.
     mutating func reset(_ elements: some Collection<Int32>, tracking: Bool, elementBound: Int) {
-        chunks.removeAll(keepingCapacity: true)
+        slab.removeAll(keepingCapacity: true)
+        chunkCount = 0
         order.removeAll(keepingCapacity: true)
         chunkCounts.removeAll(keepingCapacity: true)
         self.tracking = tracking
@@ -866,26 +878,30 @@ struct PathSequence: Sendable {
             chunkOf.removeAll(keepingCapacity: true)
             chunkOf.append(contentsOf: repeatElement(-1, count: elementBound))
         }
-        var chunk = ContiguousArray<Int32>()
+        // Chunks start half full, so inserts split them rarely.
         let half = Self.chunkMax / 2
+        slab.reserveCapacity(Swift.max(1, (elements.count + half - 1) / half) * Self.stride)
+        var filled = 0
         for element in elements {
-            if chunk.count == half {
-                appendChunk(chunk)
-                chunk = []
+            if filled == half {
+                closeChunk(filled)
+                filled = 0
             }
-            chunk.append(element)
+            if tracking { chunkOf[Int(element)] = Int32(chunkCount) }
+            slab.append(element)
+            filled += 1
         }
-        if !chunk.isEmpty || chunks.isEmpty { appendChunk(chunk) }
+        if filled > 0 || chunkCount == 0 { closeChunk(filled) }
         count = elements.count
         rebuildCounts()
     }
 
-    private mutating func appendChunk(_ chunk: ContiguousArray<Int32>) {
-        let id = Int32(chunks.count)
-        if tracking { for element in chunk { chunkOf[Int(element)] = id } }
-        chunks.append(chunk)
-        order.append(id)
-        chunkCounts.append(Int32(chunk.count))
+    /// Ends the chunk being filled with `filled` elements: pads its slots and lists it.
+    private mutating func closeChunk(_ filled: Int) {
+        slab.append(contentsOf: repeatElement(0, count: Self.stride - filled))
+        order.append(Int32(chunkCount))
+        chunkCounts.append(Int32(filled))
+        chunkCount += 1
     }
 
     private mutating func rebuildCounts() {
@@ -901,7 +917,7 @@ struct PathSequence: Sendable {
         }
         if tracking {
             chunkPosition.removeAll(keepingCapacity: true)
-            chunkPosition.append(contentsOf: repeatElement(0, count: chunks.count))
+            chunkPosition.append(contentsOf: repeatElement(0, count: chunkCount))
             for (position, id) in order.enumerated() { chunkPosition[Int(id)] = Int32(position) }
         }
     }
@@ -928,7 +944,7 @@ struct PathSequence: Sendable {
 
     func element(at index: Int) -> Int32 {
         let (position, offset) = locate(index)
-        return chunks[Int(order[position])][offset]
+        return slab[Int(order[position]) * Self.stride + offset]
     }
 
     /// The position of `element` (with tracking; the element must be in the sequence).
@@ -939,38 +955,61 @@ struct PathSequence: Sendable {
         let group = position / Self.groupWidth
         for g in 0..<group { index += Int(groupCounts[g]) }
         for c in (group * Self.groupWidth)..<position { index += Int(chunkCounts[c]) }
-        let chunk = chunks[id]
-        guard let offset = chunk.firstIndex(of: element) else {
-            preconditionFailure("element \(element) is not in the sequence")
-        }
+        let first = id * Self.stride
+        let size = Int(chunkCounts[position])
+        var offset = 0
+        while offset < size && slab[first + offset] != element { offset += 1 }
+        precondition(offset < size, "element \(element) is not in the sequence")
         return index + offset
     }
 
     mutating func insert(_ element: Int32, at index: Int) {
         let (position, offset) = locate(index)
         let id = Int(order[position])
-        chunks[id].insert(element, at: offset)
+        let size = Int(chunkCounts[position])
+        let first = id * Self.stride
+        slab.withUnsafeMutableBufferPointer { slots in
+            let chunk = slots.baseAddress! + first
+            (chunk + offset + 1).update(from: chunk + offset, count: size - offset)
+            chunk[offset] = element
+        }
         if tracking { chunkOf[Int(element)] = Int32(id) }
         chunkCounts[position] += 1
         groupCounts[position / Self.groupWidth] += 1
         count += 1
-        if Int(chunkCounts[position]) > Self.chunkMax {
-            let half = Int(chunkCounts[position]) / 2
-            let tail = ContiguousArray(chunks[id][half...])
-            chunks[id].removeSubrange(half...)
-            let newID = Int32(chunks.count)
-            if tracking { for moved in tail { chunkOf[Int(moved)] = newID } }
-            chunks.append(tail)
-            order.insert(newID, at: position + 1)
+        if size + 1 > Self.chunkMax {
+            // Split: the upper half moves to a new chunk, placed right after this one.
+            let half = (size + 1) / 2
+            let tailCount = size + 1 - half
+            let newID = chunkCount
+            slab.append(contentsOf: repeatElement(0, count: Self.stride))
+            chunkCount += 1
+            slab.withUnsafeMutableBufferPointer { slots in
+                let base = slots.baseAddress!
+                (base + newID * Self.stride).update(from: base + first + half, count: tailCount)
+            }
+            if tracking {
+                for moved in 0..<tailCount {
+                    chunkOf[Int(slab[newID * Self.stride + moved])] = Int32(newID)
+                }
+            }
+            order.insert(Int32(newID), at: position + 1)
             chunkCounts[position] = Int32(half)
-            chunkCounts.insert(Int32(tail.count), at: position + 1)
+            chunkCounts.insert(Int32(tailCount), at: position + 1)
             rebuildCounts()
         }
     }
 
     mutating func remove(at index: Int) -> Int32 {
         let (position, offset) = locate(index)
-        let element = chunks[Int(order[position])].remove(at: offset)
+        let size = Int(chunkCounts[position])
+        let first = Int(order[position]) * Self.stride
+        let element = slab.withUnsafeMutableBufferPointer { slots in
+            let chunk = slots.baseAddress! + first
+            let removed = chunk[offset]
+            (chunk + offset).update(from: chunk + offset + 1, count: size - offset - 1)
+            return removed
+        }
         chunkCounts[position] -= 1
         groupCounts[position / Self.groupWidth] -= 1
         count -= 1

@@ -267,18 +267,54 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         var array = Array(0..<300 as Range<Int32>)
         var nextElement: Int32 = 300
         for _ in 0..<20_000 {
-            if array.isEmpty || random.chance(3, outOf: 5) {
-                let index = Int(random.uniformInt(below: UInt64(array.count) + 1))
-                path.insert(nextElement, at: index)
-                array.insert(nextElement, at: index)
-                nextElement += 1
-            } else {
-                let index = Int(random.uniformInt(below: UInt64(array.count)))
-                #expect(path.remove(at: index) == array.remove(at: index))
-            }
+            Self.randomEdit(&path, &array, random, insertOneIn: (3, 5), next: &nextElement, step: 1)
             #expect(path.count == array.count)
         }
         #expect((0..<array.count).allSatisfy { path.element(at: $0) == array[$0] })
+    }
+
+    /// Inserts `next` (then advances it by `step`) at a random position of both, with
+    /// probability `insertOneIn`, or removes a random element from both and compares them.
+    static func randomEdit(
+        _ path: inout PathSequence, _ array: inout [Int32], _ random: RandomStream,
+        insertOneIn chance: (UInt64, UInt64), next: inout Int32, step: Int32
+    ) {
+        if array.isEmpty || random.chance(chance.0, outOf: chance.1) {
+            let index = Int(random.uniformInt(below: UInt64(array.count) + 1))
+            path.insert(next, at: index)
+            array.insert(next, at: index)
+            next += step
+        } else {
+            let index = Int(random.uniformInt(below: UInt64(array.count)))
+            #expect(path.remove(at: index) == array.remove(at: index))
+        }
+    }
+
+    /// With tracking, `index(of:)` follows elements through inserts, removes and chunk
+    /// splits; a second reset reuses the storage and forgets everything before it.
+    @Test func pathSequenceTracksPositions() {
+        let random = RandomStream(seed: 9, id: StreamID(domain: 0x5054_524B))
+        var path = PathSequence()
+        for round in 0..<3 {
+            let initial = (0..<Int32(50 + 400 * round)).map { $0 * 2 }  // even numbers
+            let bound = 20_000
+            path.reset(initial, tracking: true, elementBound: bound)
+            var array = initial
+            var nextElement: Int32 = 1  // odd numbers are inserted
+            for step in 0..<6_000 {
+                Self.randomEdit(&path, &array, random, insertOneIn: (2, 3), next: &nextElement,
+                                step: 2)
+                if step % 97 == 0, !array.isEmpty {
+                    let index = Int(random.uniformInt(below: UInt64(array.count)))
+                    #expect(path.index(of: array[index]) == index, "round \(round) step \(step)")
+                }
+            }
+            #expect(path.count == array.count)
+            for (index, element) in array.enumerated() where index % 7 == 0 {
+                #expect(path.index(of: element) == index)
+                #expect(path.element(at: index) == element)
+            }
+        }
     }
 
     @Test func aliveBitsFindTheNearestMembers() {
