@@ -475,6 +475,9 @@ public struct Transformer: Sendable {
         phaseTimes.writeBackNs &+= (clock?() ?? 0) &- walkEnd
     }
 
+    /// How many incoming instructions ahead the scan prefetches their node-table slots.
+    static let probePrefetchDistance = 8
+
     /// How many majors ahead the walk prefetches a group's packed records.
     static let prefetchDistance = 3
 
@@ -611,6 +614,12 @@ public struct Transformer: Sendable {
             var fillsEverySlot = true
             for position in instructions.indices {
                 let entry = incomingEntries[firstEntry + position]
+                // The table is too large for the cache when a download is long: ask for the
+                // slot of the entry a few positions on while this one is probed.
+                if position + Self.probePrefetchDistance < instructions.count {
+                    let ahead = incomingEntries[firstEntry + position + Self.probePrefetchDistance]
+                    if !ahead.isGeneral { nodes.prefetch(intKey: ahead.key, table: ahead.table) }
+                }
                 let node: Int32
                 if !entry.isGeneral {
                     if !entry.fillsSlot { fillsEverySlot = false }

@@ -6,6 +6,8 @@
 //! touch the `Instruction` enum only on real conflicts; incoming instructions of the groups
 //! the tight loops walk also get a 16-byte `GroupMinor` record in group order.
 
+internal import CPrefetch
+
 /// An incoming object instruction's fields that the tight loops compare, packed in 16 bytes
 /// (`TransformArena.groupMinors`): its changeset's discriminant rank and its arena flags.
 /// `discard` keeps the alive bit equal to the arena's.
@@ -551,6 +553,16 @@ struct ObjectNodeTable: Sendable {
             }
             slotIndex = (slotIndex + 1) & mask
         }
+    }
+
+    /// Asks for the slot where `probeIntKey` starts for integer key `key` of `table`, without
+    /// waiting: a scan that knows its next keys hides the table's cache misses behind the
+    /// probes it is making now.
+    @inline(__always)
+    func prefetch(intKey key: UInt64, table: TableID) {
+        let hash = stableObjectHash(table: table, keyHash: stableIntKeyHash(key))
+        let slotIndex = Int(truncatingIfNeeded: hash) & (slots.count - 1)
+        slots.withUnsafeBufferPointer { syncsim_prefetch($0.baseAddress! + slotIndex) }
     }
 
     /// `probe` for an integer key (its bit pattern): matched on the slot alone.
