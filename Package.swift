@@ -51,7 +51,7 @@ let package = Package(
         // syncsim's malloc counter (glibc); only the CLI links it, never a library the
         // package-benchmark harness links (that brings its own malloc interposer).
         .target(name: "CAllocationCount"),
-        // A prefetch hint for the merge's walk (Swift has none).
+        // Prefetch hints for the merge's walk and scan (Swift has none).
         .target(name: "CPrefetch"),
         .target(name: "MergeCore", dependencies: ["CPrefetch"], swiftSettings: internalChecks),
         .target(name: "Randomness", dependencies: ["CGSL"], swiftSettings: internalChecks),
