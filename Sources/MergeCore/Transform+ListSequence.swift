@@ -63,10 +63,7 @@ extension Transformer {
             let root = Int(nodeRoot[Int(node)])
             if sequencedGroup[root] != Self.sequenceCandidate { continue }
             let first = Int(groupPositions[Int(groupStart[root])])
-            let kind = arena.kind[slot]
-            if (kind == Kind.arrayInsert || kind == Kind.arrayErase)
-                && node == arena.node[first] && arena.field[slot] == arena.field[first]
-            {
+            if isListEdit(slot, node: arena.node[first], field: arena.field[first]) {
                 sequenceLocalStart[root + 1] += 1
             } else {
                 sequencedGroup[root] = Self.sequenceRejected
@@ -125,16 +122,19 @@ extension Transformer {
     /// instructions on one object's field.
     private func isSingleListOfEdits(_ positions: ArraySlice<Int32>) -> Bool {
         let first = Int(positions[positions.startIndex])
-        let node = arena.node[first]
-        let field = arena.field[first]
-        for position in positions {
-            let slot = Int(position)
-            let kind = arena.kind[slot]
-            guard kind == Kind.arrayInsert || kind == Kind.arrayErase, arena.isAlive(slot),
-                arena.node[slot] == node, arena.field[slot] == field
-            else { return false }
+        let (node, field) = (arena.node[first], arena.field[first])
+        return positions.allSatisfy {
+            arena.isAlive(Int($0)) && isListEdit(Int($0), node: node, field: field)
         }
-        return true
+    }
+
+    /// Whether `slot` is an ArrayInsert or ArrayErase on list (`node`, `field`): the only
+    /// instructions a sequence-merged group may hold, on either side.
+    @inline(__always)
+    private func isListEdit(_ slot: Int, node: Int32, field: UInt32) -> Bool {
+        let kind = arena.kind[slot]
+        return (kind == Kind.arrayInsert || kind == Kind.arrayErase)
+            && arena.node[slot] == node && arena.field[slot] == field
     }
 
     /// Runs `ListSequenceMerge` on group `root` and writes its result into the arena.
