@@ -245,8 +245,13 @@ public struct Transformer: Sendable {
     /// Above this many incoming entries, the rewriting merge frees them after the scan (24
     /// bytes per instruction it no longer needs), at the price of one allocation next time.
     static let incomingEntriesKeptMax = 1 << 16
-    /// Per incoming changeset: every instruction's arena slot comes from its entry alone.
-    var incomingFillsEverySlot: ContiguousArray<Bool> = []
+    /// Per incoming changeset, how its arena slots are filled: `fillsFromEntries` (from the
+    /// entries alone), `fillsFromEntriesAndIndices` (the entries, then the list slots' indices
+    /// from the instructions), or `fillsOneByOne` (a general entry: from each instruction).
+    var incomingFill: ContiguousArray<UInt8> = []
+    static let fillsFromEntries: UInt8 = 0
+    static let fillsFromEntriesAndIndices: UInt8 = 1
+    static let fillsOneByOne: UInt8 = 2
     /// The first arena slot of each changeset's instructions.
     var changesetFirstSlot: ContiguousArray<Int> = []
     var changesetModified: ContiguousArray<Bool> = []
@@ -599,37 +604,47 @@ public struct Transformer: Sendable {
         // changeset's column); the node, the filter and the arena slot come from the entry.
         incomingEntries.removeAll(keepingCapacity: true)
         incomingEntries.reserveCapacity(incomingCount)
-        incomingFillsEverySlot.removeAll(keepingCapacity: true)
+        incomingFill.removeAll(keepingCapacity: true)
+        // The nodes are written in place into a local array (an append per instruction costs
+        // a uniqueness check), out of `self` while the loop calls its methods.
+        var nodesOut = ContiguousArray<Int32>()
+        swap(&nodesOut, &incomingNodes)
         for changesetIndex in localChangesetCount..<changesets.count {
             let instructions = changesets.instructions(changesetIndex)
+            let firstEntry = incomingEntries.count
             if let column = changesets.scanColumn(changesetIndex) {
                 precondition(column.count == instructions.count, "scan column out of date")
                 incomingEntries.append(contentsOf: column)
             } else {
-                for position in instructions.indices {
-                    incomingEntries.append(ScanEntry(instructions, at: position))
+                incomingEntries.append(contentsOf: repeatElement(.general,
+                                                                 count: instructions.count))
+                incomingEntries.withUnsafeMutableBufferPointer { entries in
+                    for position in instructions.indices {
+                        entries[firstEntry + position] = ScanEntry(instructions, at: position)
+                    }
                 }
             }
-            let firstEntry = incomingEntries.count - instructions.count
-            var fillsEverySlot = true
+            nodesOut.append(contentsOf: repeatElement(-1, count: instructions.count))
+            var fill = Self.fillsFromEntries
+            let entries = incomingEntries
             for position in instructions.indices {
-                let entry = incomingEntries[firstEntry + position]
+                let entry = entries[firstEntry + position]
                 // The table is too large for the cache when a download is long: ask for the
                 // slot of the entry a few positions on while this one is probed.
                 if position + Self.probePrefetchDistance < instructions.count {
-                    let ahead = incomingEntries[firstEntry + position + Self.probePrefetchDistance]
+                    let ahead = entries[firstEntry + position + Self.probePrefetchDistance]
                     if !ahead.isGeneral { nodes.prefetch(intKey: ahead.key, table: ahead.table) }
                 }
                 let node: Int32
                 if !entry.isGeneral {
-                    if !entry.fillsSlot { fillsEverySlot = false }
+                    if !entry.fillsSlot { fill = max(fill, Self.fillsFromEntriesAndIndices) }
                     node = nodes.node(intKey: entry.key, table: entry.table)
                     if filterFields {
                         touched.record(node: node, field: entry.field,
                                        erases: entry.kind == Kind.eraseObject)
                     }
                 } else {
-                    fillsEverySlot = false
+                    fill = Self.fillsOneByOne
                     node = nodes.scanNode(in: instructions, at: position)
                     if node < 0 {
                         if case .eraseColumn = instructions[position] {
@@ -642,10 +657,11 @@ public struct Transformer: Sendable {
                                        erases: erases)
                     }
                 }
-                incomingNodes.append(node)
+                nodesOut[firstEntry + position] = node
             }
-            incomingFillsEverySlot.append(fillsEverySlot)
+            incomingFill.append(fill)
         }
+        swap(&nodesOut, &incomingNodes)
         nodes.buildDenseIndex()
         arena.reset(capacity: 2 * incomingCount)
         var fallback = incomingErasesColumn
@@ -668,10 +684,16 @@ public struct Transformer: Sendable {
         for changesetIndex in localChangesetCount..<changesets.count {
             changesetFirstSlot[changesetIndex] = arena.count
             let instructions = changesets.instructions(changesetIndex)
-            if incomingFillsEverySlot[changesetIndex - localChangesetCount] {
+            let fill = incomingFill[changesetIndex - localChangesetCount]
+            if fill != Self.fillsOneByOne {
+                let start = arena.count
                 arena.appendEntries(incomingEntries, nodes: incomingNodes, base: incomingIndex,
                                     selected: nil, count: instructions.count,
-                                    changeset: changesetIndex)
+                                    changeset: changesetIndex,
+                                    listIndicesFollow: fill == Self.fillsFromEntriesAndIndices)
+                if fill == Self.fillsFromEntriesAndIndices {
+                    try arena.fillListIndices(from: instructions, slots: start..<arena.count)
+                }
                 incomingIndex += instructions.count
                 continue
             }

@@ -174,23 +174,42 @@ struct TransformArena: Sendable {
 
     /// Reads the list indices of the list slots among `slots` (appended by `appendEntries`
     /// with `listIndicesFollow`) from their changeset's `instructions`, with the checks of
-    /// `append(_:changeset:position:node:)`.
-    /// - Throws: `MergeError.indexBeyondPriorSize`.
+    /// `append(_:changeset:position:node:)`, over raw buffers (a subscript write costs a
+    /// uniqueness check, and a copied instruction a retain).
+    /// - Throws: `MergeError.indexBeyondPriorSize`, for the first slot in order that fails.
     mutating func fillListIndices(
         from instructions: ContiguousArray<Instruction>, slots: Range<Int>
     ) throws(MergeError) {
-        for slot in slots where Kind.isList(kind[slot]) {
-            let indices = try Self.checkedListIndices(instructions[Int(position[slot])])
-            index[slot] = indices.index
-            index2[slot] = indices.index2
-            priorSize[slot] = indices.priorSize
+        let (kinds, positions) = (kind, position)
+        let failure: MergeError? = index.withUnsafeMutableBufferPointer { index in
+            index2.withUnsafeMutableBufferPointer { index2 in
+                priorSize.withUnsafeMutableBufferPointer { priorSize in
+                    for slot in slots where Kind.isList(kinds[slot]) {
+                        let indices: ListIndices
+                        do throws(MergeError) {
+                            indices = try Self.checkedListIndices(
+                                instructions, at: Int(positions[slot]))
+                        } catch {
+                            return error
+                        }
+                        index[slot] = indices.index
+                        index2[slot] = indices.index2
+                        priorSize[slot] = indices.priorSize
+                    }
+                    return nil
+                }
+            }
         }
+        if let failure { throw failure }
     }
 
     /// The list indices of a list instruction, checked against its prior size.
     @inline(__always)
-    static func checkedListIndices(_ instruction: Instruction) throws(MergeError) -> ListIndices {
-        switch instruction {
+    static func checkedListIndices(
+        _ instructions: ContiguousArray<Instruction>, at offset: Int
+    ) throws(MergeError) -> ListIndices {
+        // Matched in place: a copied instruction costs a retain of its payload.
+        switch instructions[offset] {
         case let .arrayUpdate(_, _, listIndex, _, priorSize),
             let .arrayErase(_, _, listIndex, priorSize):
             guard listIndex < priorSize else {
@@ -268,7 +287,7 @@ struct TransformArena: Sendable {
             fieldValue = field
         }
         var indices = ListIndices(index: 0, index2: 0, priorSize: 0)
-        if Kind.isList(kindCode) { indices = try Self.checkedListIndices(instructions[offset]) }
+        if Kind.isList(kindCode) { indices = try Self.checkedListIndices(instructions, at: offset) }
         kind.append(kindCode)
         flags.append(flag)
         node.append(objectNode)

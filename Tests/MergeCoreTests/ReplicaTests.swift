@@ -196,8 +196,8 @@ struct ReplicaTests {
             (.arrayMove(object: object, field: 3, from: 0, to: 2, priorSize: 2),
              .indexBeyondPriorSize(index: 2, priorSize: 2)),
         ]
-        // A link in the same local changeset makes the scan read every instruction one by
-        // one; without it, the local changeset is read in bulk.
+        // A link in the same changeset makes the scan read every instruction one by one;
+        // without it, the changeset is read in bulk (local and incoming alike).
         let link = Instruction.update(object: object, field: 4, value: .link(object), isDefault: false)
         for (instruction, error) in bad {
             for withLink in [false, true] {
