@@ -203,7 +203,8 @@ struct TransformArena: Sendable {
         if let failure { throw failure }
     }
 
-    /// The list indices of a list instruction, checked against its prior size.
+    /// The list indices of list instruction `instructions[offset]`, checked against its prior
+    /// size.
     @inline(__always)
     static func checkedListIndices(
         _ instructions: ContiguousArray<Instruction>, at offset: Int
