@@ -1158,14 +1158,9 @@ public struct Transformer: Sendable {
         let idents = discriminantIdent
         rankOrder.removeAll(keepingCapacity: true)
         rankOrder.append(contentsOf: Int32(localCount)..<Int32(count))
+        // The discriminant, compared as a (timestamp, file ident) tuple in both places below.
         rankOrder.sort { a, b in
-            let timeA = times[Int(a)]
-            let timeB = times[Int(b)]
-            if timeA != timeB { return timeA < timeB }
-            let identA = idents[Int(a)]
-            let identB = idents[Int(b)]
-            if identA != identB { return identA < identB }
-            return a < b
+            (times[Int(a)], idents[Int(a)], a) < (times[Int(b)], idents[Int(b)], b)
         }
         changesetRank.removeAll(keepingCapacity: true)
         changesetRank.append(contentsOf: repeatElement(0, count: count))
@@ -1181,9 +1176,11 @@ public struct Transformer: Sendable {
                 while low < high {
                     let middle = (low + high) / 2
                     let other = Int(order[middle])
-                    let below = times[other] < time
-                        || (times[other] == time && idents[other] < ident)
-                    if below { low = middle + 1 } else { high = middle }
+                    if (times[other], idents[other]) < (time, ident) {
+                        low = middle + 1
+                    } else {
+                        high = middle
+                    }
                 }
                 ranks[local] = UInt32(2 * low)
             }
