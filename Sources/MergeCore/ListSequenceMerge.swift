@@ -851,7 +851,8 @@ struct PathSequence: Sendable {
     /// Chunk ID `id` holds its elements at `slab[id * stride ..< id * stride + size]`, where
     /// size is its `chunkCounts` entry; `order` lists the IDs in sequence order.
     private var slab: ContiguousArray<Int32> = []
-    private var chunkCount = 0
+    /// Chunks made so far (IDs `0 ..< chunkCount`), one `chunkCounts` entry each.
+    private var chunkCount: Int { chunkCounts.count }
     private var order: ContiguousArray<Int32> = []
     /// `chunkCounts[c]`: the size of the chunk at sequence position c.
     private var chunkCounts: ContiguousArray<Int32> = []
@@ -870,7 +871,6 @@ struct PathSequence: Sendable {
     /// Holds `elements` in order; with `tracking`, element numbers must be below `elementBound`.
     mutating func reset(_ elements: some Collection<Int32>, tracking: Bool, elementBound: Int) {
         slab.removeAll(keepingCapacity: true)
-        chunkCount = 0
         order.removeAll(keepingCapacity: true)
         chunkCounts.removeAll(keepingCapacity: true)
         self.tracking = tracking
@@ -901,7 +901,6 @@ struct PathSequence: Sendable {
         slab.append(contentsOf: repeatElement(0, count: Self.stride - filled))
         order.append(Int32(chunkCount))
         chunkCounts.append(Int32(filled))
-        chunkCount += 1
     }
 
     private mutating func rebuildCounts() {
@@ -983,7 +982,6 @@ struct PathSequence: Sendable {
             let tailCount = size + 1 - half
             let newID = chunkCount
             slab.append(contentsOf: repeatElement(0, count: Self.stride))
-            chunkCount += 1
             slab.withUnsafeMutableBufferPointer { slots in
                 let base = slots.baseAddress!
                 (base + newID * Self.stride).update(from: base + first + half, count: tailCount)

@@ -70,6 +70,13 @@ func stableIntKeyHash(_ bitPattern: UInt64) -> UInt64 {
     bitPattern &* 0x9E37_79B9_7F4A_7C15
 }
 
+/// `stableHash(ObjectRef)` of the object with integer key `bitPattern` in `table`, without
+/// building the reference.
+@inline(__always)
+func stableIntObjectHash(table: TableID, key bitPattern: UInt64) -> UInt64 {
+    stableObjectHash(table: table, keyHash: stableIntKeyHash(bitPattern))
+}
+
 /// `stableHash(ObjectRef)` from the table and the key's `stableHash`.
 @inline(__always)
 func stableObjectHash(table: TableID, keyHash: UInt64) -> UInt64 {

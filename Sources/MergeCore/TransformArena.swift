@@ -580,7 +580,7 @@ struct ObjectNodeTable: Sendable {
     /// probes it is making now.
     @inline(__always)
     func prefetch(intKey key: UInt64, table: TableID) {
-        let hash = stableObjectHash(table: table, keyHash: stableIntKeyHash(key))
+        let hash = stableIntObjectHash(table: table, key: key)
         let slotIndex = Int(truncatingIfNeeded: hash) & (slots.count - 1)
         slots.withUnsafeBufferPointer { syncsim_prefetch($0.baseAddress! + slotIndex) }
     }
@@ -675,8 +675,7 @@ struct ObjectNodeTable: Sendable {
                                 continue
                             }
                         }
-                        let hash = stableObjectHash(table: entry.table,
-                                                    keyHash: stableIntKeyHash(entry.key))
+                        let hash = stableIntObjectHash(table: entry.table, key: entry.key)
                         let (index, found) = probeIntKey(entry.key, table: entry.table, hash: hash)
                         nodes[position] = found
                             ? Int32(slots[index].node) : LocalScanBatch.untouched
@@ -697,7 +696,7 @@ struct ObjectNodeTable: Sendable {
     /// first sight: `node(for:)` for a scan entry, without building the reference to probe.
     @inline(__always)
     mutating func node(intKey key: UInt64, table: TableID) -> Int32 {
-        let hash = stableObjectHash(table: table, keyHash: stableIntKeyHash(key))
+        let hash = stableIntObjectHash(table: table, key: key)
         var (index, found) = probeIntKey(key, table: table, hash: hash)
         if found { return Int32(slots[index].node) }
         let object = ObjectRef(table: table, key: .int(Int64(bitPattern: key)))
