@@ -210,17 +210,18 @@ struct ListSequenceMerge: Sendable {
                 while before != Self.head && !records[Int(before)].isInLastColumn(time) {
                     before = records[Int(before)].prev
                 }
-                let index = before == Self.head ? 0 : lastColumn.index(of: before) + 1
-                incomingIndex[i] = UInt32(index)
                 incomingPriorSize[i] = UInt32(lastColumn.count)
-                lastColumn.insert(element, at: index)
+                if before == Self.head {
+                    lastColumn.insert(element, at: 0)
+                    incomingIndex[i] = 0
+                } else {
+                    incomingIndex[i] = UInt32(lastColumn.insert(element, after: before))
+                }
             } else if records[Int(element)].eraseTime != Self.never {
                 incomingAlive[i] = false  // The local side erased it too.
             } else {
-                let index = lastColumn.index(of: element)
-                incomingIndex[i] = UInt32(index)
                 incomingPriorSize[i] = UInt32(lastColumn.count)
-                _ = lastColumn.remove(at: index)
+                incomingIndex[i] = UInt32(lastColumn.remove(element))
             }
         }
         _ = numberInOrder(elementCount, from: 0)  // the final order, for `sweepLocal`
@@ -925,20 +926,24 @@ struct PathSequence: Sendable {
     /// is the end of the last chunk), and the offset within it.
     @inline(__always)
     private func locate(_ index: Int) -> (position: Int, offset: Int) {
-        var remaining = Int32(index)
-        var group = 0
-        let lastGroup = groupCounts.count - 1
-        while group < lastGroup && remaining >= groupCounts[group] {
-            remaining -= groupCounts[group]
-            group += 1
+        groupCounts.withUnsafeBufferPointer { groups in
+            chunkCounts.withUnsafeBufferPointer { chunks in
+                var remaining = Int32(truncatingIfNeeded: index)
+                var group = 0
+                let lastGroup = groups.count - 1
+                while group < lastGroup && remaining >= groups[group] {
+                    remaining &-= groups[group]
+                    group &+= 1
+                }
+                var position = group &* Self.groupWidth
+                let lastPosition = min(position &+ Self.groupWidth, chunks.count) &- 1
+                while position < lastPosition && remaining >= chunks[position] {
+                    remaining &-= chunks[position]
+                    position &+= 1
+                }
+                return (position, Int(remaining))
+            }
         }
-        var position = group * Self.groupWidth
-        let lastPosition = min(position + Self.groupWidth, chunkCounts.count) - 1
-        while position < lastPosition && remaining >= chunkCounts[position] {
-            remaining -= chunkCounts[position]
-            position += 1
-        }
-        return (position, Int(remaining))
     }
 
     func element(at index: Int) -> Int32 {
@@ -947,23 +952,68 @@ struct PathSequence: Sendable {
     }
 
     /// The position of `element` (with tracking; the element must be in the sequence).
-    func index(of element: Int32) -> Int {
+    func index(of element: Int32) -> Int { find(element).index }
+
+    /// Where `element` is (with tracking; it must be in the sequence): its chunk's sequence
+    /// position, its offset there, and its position in the sequence.
+    @inline(__always)
+    private func find(_ element: Int32) -> (position: Int, offset: Int, index: Int) {
         let id = Int(chunkOf[Int(element)])
         let position = Int(chunkPosition[id])
-        var index = 0
         let group = position / Self.groupWidth
-        for g in 0..<group { index += Int(groupCounts[g]) }
-        for c in (group * Self.groupWidth)..<position { index += Int(chunkCounts[c]) }
-        let first = id * Self.stride
+        // Wrapping sums over raw buffers, which the compiler vectorises.
+        var index: Int32 = 0
+        groupCounts.withUnsafeBufferPointer { groups in
+            for g in 0..<group { index &+= groups[g] }
+        }
         let size = Int(chunkCounts[position])
-        var offset = 0
-        while offset < size && slab[first + offset] != element { offset += 1 }
+        chunkCounts.withUnsafeBufferPointer { chunks in
+            for c in (group * Self.groupWidth)..<position { index &+= chunks[c] }
+        }
+        let offset = slab.withUnsafeBufferPointer { slots in
+            Self.offset(of: element, in: slots.baseAddress! + id * Self.stride, size: size)
+        }
         precondition(offset < size, "element \(element) is not in the sequence")
-        return index + offset
+        return (position, offset, Int(index) + offset)
+    }
+
+    /// The offset of `element` among the `size` elements at `chunk` (`size` if absent),
+    /// sixteen slots at a time. A chunk holds at most `chunkMax` (a multiple of 16) when this
+    /// runs, so the reads stay within its `stride` slots; slots past `size` hold stale
+    /// numbers, but an element in the chunk is found first at its own offset.
+    @inline(__always)
+    private static func offset(of element: Int32, in chunk: UnsafePointer<Int32>, size: Int)
+        -> Int
+    {
+        let needle = SIMD16<Int32>(repeating: element)
+        var base = 0
+        while base < size {
+            let lanes = UnsafeRawPointer(chunk + base).loadUnaligned(as: SIMD16<Int32>.self)
+            let matches = lanes .== needle
+            if any(matches) {
+                for lane in 0..<16 where matches[lane] { return Swift.min(base + lane, size) }
+            }
+            base += 16
+        }
+        return size
     }
 
     mutating func insert(_ element: Int32, at index: Int) {
         let (position, offset) = locate(index)
+        insert(element, position: position, offset: offset)
+    }
+
+    /// Inserts `element` right after `left` (with tracking; `left` must be in the sequence)
+    /// and returns its position: one lookup of `left` instead of `index(of:)` and then
+    /// `insert(_:at:)`.
+    mutating func insert(_ element: Int32, after left: Int32) -> Int {
+        let (position, offset, index) = find(left)
+        insert(element, position: position, offset: offset + 1)
+        return index + 1
+    }
+
+    /// Inserts `element` at `offset` of the chunk at sequence position `position`.
+    private mutating func insert(_ element: Int32, position: Int, offset: Int) {
         let id = Int(order[position])
         let size = Int(chunkCounts[position])
         let first = id * Self.stride
@@ -1000,6 +1050,18 @@ struct PathSequence: Sendable {
 
     mutating func remove(at index: Int) -> Int32 {
         let (position, offset) = locate(index)
+        return remove(position: position, offset: offset)
+    }
+
+    /// Removes `element` (with tracking; it must be in the sequence) and returns the position
+    /// it had.
+    mutating func remove(_ element: Int32) -> Int {
+        let (position, offset, index) = find(element)
+        _ = remove(position: position, offset: offset)
+        return index
+    }
+
+    private mutating func remove(position: Int, offset: Int) -> Int32 {
         let size = Int(chunkCounts[position])
         let first = Int(order[position]) * Self.stride
         let element = slab.withUnsafeMutableBufferPointer { slots in

@@ -18,6 +18,22 @@ struct ListSequenceSettings: Sendable {
     var incomingMin = 256
     /// Groups the list blocks can cut (typing) keep the block walk.
     var leavesBlockedGroups = true
+    /// Which side `ListSequenceMerge` links first (its "local" side, whose elements the
+    /// regions hold) and which it places row by row among them (see `LinkedSide`).
+    var linkedSide = LinkedSide.smaller
+
+    /// The side a sequence merge links first. The grid of inserts and erases is symmetric
+    /// (every rule treats both instructions of a pair alike, ties going to the lower rank
+    /// whichever side it is on), so either side may be the one whose inserts are placed row
+    /// by row; the results are the same. The replays of a group cover about
+    /// (linked side's size) · ln(placed side's size) elements, so linking the smaller side
+    /// is cheaper: a server merging an upload of D edits against a history of L ≫ D.
+    enum LinkedSide: Sendable {
+        case local
+        case incoming
+        /// The side with fewer instructions in the group (the local side on a tie).
+        case smaller
+    }
 }
 
 extension Transformer {
@@ -139,23 +155,28 @@ extension Transformer {
 
     /// Runs `ListSequenceMerge` on group `root` and writes its result into the arena.
     private mutating func mergeListSequence(_ root: Int) -> Bool {
-        let localSlots = Int(sequenceLocalStart[root])..<Int(sequenceLocalStart[root + 1])
-        let incomingSlots = Int(groupStart[root])..<Int(groupStart[root + 1])
+        let localSlots = sequenceLocalSlots[
+            Int(sequenceLocalStart[root])..<Int(sequenceLocalStart[root + 1])]
+        let incomingSlots = groupPositions[Int(groupStart[root])..<Int(groupStart[root + 1])]
+        let linksIncoming = switch listSequenceSettings.linkedSide {
+        case .local: false
+        case .incoming: true
+        case .smaller: incomingSlots.count < localSlots.count
+        }
+        let (linked, placed) = linksIncoming ? (incomingSlots, localSlots)
+            : (localSlots, incomingSlots)
         listSequence.local.removeAll(keepingCapacity: true)
-        for cursor in localSlots {
-            listSequence.local.append(sequenceEdit(sequenceLocalSlots[cursor]))
-        }
+        for slot in linked { listSequence.local.append(sequenceEdit(slot)) }
         listSequence.incoming.removeAll(keepingCapacity: true)
-        for cursor in incomingSlots {
-            listSequence.incoming.append(sequenceEdit(groupPositions[cursor]))
-        }
+        for slot in placed { listSequence.incoming.append(sequenceEdit(slot)) }
         guard listSequence.run() else { return false }
-        for (offset, cursor) in localSlots.enumerated() {
-            storeSequenceEdit(Int(sequenceLocalSlots[cursor]), listSequence.local[offset],
+        if linksIncoming { listSequencesSwapped &+= 1 }
+        for (offset, slot) in linked.enumerated() {
+            storeSequenceEdit(Int(slot), listSequence.local[offset],
                               alive: listSequence.localAlive[offset])
         }
-        for (offset, cursor) in incomingSlots.enumerated() {
-            storeSequenceEdit(Int(groupPositions[cursor]), listSequence.incoming[offset],
+        for (offset, slot) in placed.enumerated() {
+            storeSequenceEdit(Int(slot), listSequence.incoming[offset],
                               alive: listSequence.incomingAlive[offset])
         }
         return true

@@ -309,6 +309,8 @@ public struct Transformer: Sendable {
     var sequenceLocalSlots: ContiguousArray<Int32> = []
     /// How many list groups `mergeListSequences` merged (a statistic for tests; never reset).
     var listSequencesMerged = 0
+    /// How many of those linked the incoming side first (`ListSequenceSettings.LinkedSide`).
+    var listSequencesSwapped = 0
 
     /// A clock for `phaseTimes` (nanoseconds from any fixed origin, e.g. process CPU time);
     /// nil, the default, reads no clock. MergeCore itself never reads one: the host decides.

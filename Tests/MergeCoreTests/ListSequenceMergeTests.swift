@@ -73,9 +73,10 @@ func randomListSide(size: Int, count: Int, insertPercent: UInt64, ranks: [UInt32
     return edits
 }
 
-/// Runs one random grid; returns a failure, or whether the sequence merge gave up.
-func runListSequenceSeed(_ seed: UInt64, merge: inout ListSequenceMerge) -> (failure: String?,
-                                                                             gaveUp: Bool) {
+/// One random grid's two sides, with ties, erases of one element on both sides and inserts
+/// next to tombstones common.
+func randomListGrid(_ seed: UInt64) -> (size: Int, local: [ListSequenceEdit],
+                                        incoming: [ListSequenceEdit]) {
     let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C53_4D47))
     let size = Int(random.uniformInt(below: 8))
     let localCount = 1 + Int(random.uniformInt(below: 14))
@@ -90,6 +91,18 @@ func runListSequenceSeed(_ seed: UInt64, merge: inout ListSequenceMerge) -> (fai
                                ranks: localRanks, random: random)
     let incoming = randomListSide(size: size, count: incomingCount, insertPercent: insertPercent,
                                   ranks: incomingRanks, random: random)
+    return (size, local, incoming)
+}
+
+/// Runs one random grid (with the sides exchanged if `swapsSides`: the sequence merge links
+/// the incoming side and places the local one, as `ListSequenceSettings.LinkedSide.incoming`
+/// has it); returns a failure, or whether the sequence merge gave up.
+func runListSequenceSeed(_ seed: UInt64, swapsSides: Bool = false,
+                         merge: inout ListSequenceMerge) -> (failure: String?, gaveUp: Bool) {
+    let grid = randomListGrid(seed)
+    let size = grid.size
+    var (local, incoming) = (grid.local, grid.incoming)
+    if swapsSides { swap(&local, &incoming) }
     let expected = pairwiseListGrid(local: local, incoming: incoming)
     merge.local = ContiguousArray(local)
     merge.incoming = ContiguousArray(incoming)
@@ -121,7 +134,9 @@ func runListSequenceSeed(_ seed: UInt64, merge: inout ListSequenceMerge) -> (fai
 
 /// A transformer that walks every list pair, and one that merges every list group of inserts
 /// and erases from element identities, however small.
-func referenceAndSequencingTransformers() -> (reference: Transformer, sequencing: Transformer) {
+func referenceAndSequencingTransformers(
+    linkedSide: ListSequenceSettings.LinkedSide = .smaller
+) -> (reference: Transformer, sequencing: Transformer) {
     var reference = Transformer()
     reference.listBlockSettings.enabled = false
     reference.listSweepEnabled = false
@@ -129,8 +144,24 @@ func referenceAndSequencingTransformers() -> (reference: Transformer, sequencing
     var sequencing = Transformer()
     sequencing.listSequenceSettings = ListSequenceSettings(
         enabled: true, pairsMin: 1, pairsPerElementMin: 0, incomingMin: 1,
-        leavesBlockedGroups: false)
+        leavesBlockedGroups: false, linkedSide: linkedSide)
     return (reference, sequencing)
+}
+
+/// The side a seed's sequence merges link first: each of the three settings in turn.
+func linkedSide(forSeed seed: UInt64) -> ListSequenceSettings.LinkedSide {
+    [.local, .incoming, .smaller][Int(seed % 3)]
+}
+
+/// A failure if `transformer` linked a side its setting does not allow.
+func linkedSideFailure(_ transformer: Transformer, seed: UInt64) -> String? {
+    let (merged, swapped) = (transformer.listSequencesMerged, transformer.listSequencesSwapped)
+    switch transformer.listSequenceSettings.linkedSide {
+    case .local where swapped != 0, .incoming where swapped != merged:
+        return "seed \(seed): \(swapped) of \(merged) sequence merges linked the incoming side"
+    default:
+        return nil
+    }
 }
 
 /// One seed of two typing sides (a cursor that mostly steps and jumps one edit in 15); in
@@ -148,12 +179,13 @@ func runListSequenceTransformerSeed(_ seed: UInt64, merged: inout Int) -> String
                                       otherEditsPercent: otherEdits)
         if random.chance(1, outOf: 10) { corruptPriorSize(&incoming, random) }
         let checkConvergence = !corrupted(incoming, base: base) && !corrupted(local, base: base)
-        var (reference, sequencing) = referenceAndSequencingTransformers()
+        var (reference, sequencing) = referenceAndSequencingTransformers(
+            linkedSide: linkedSide(forSeed: seed))
         let failure = compareMerges(
             reference: &reference, actual: &sequencing, base: base, local: local,
             incoming: incoming, checkConvergence: checkConvergence)
         merged += sequencing.listSequencesMerged
-        return failure
+        return failure ?? linkedSideFailure(sequencing, seed: seed)
     } catch {
         return "generator error: \(error)"
     }
@@ -165,14 +197,15 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
     do {
         let base = try typingBase()
         let otherEdits: UInt64 = random.chance(1, outOf: 2) ? 0 : 10
-        var (reference, sequencing) = referenceAndSequencingTransformers()
+        var (reference, sequencing) = referenceAndSequencingTransformers(
+            linkedSide: linkedSide(forSeed: seed))
         let failure = try compareServerHistories(reference: &reference, actual: &sequencing) {
             client in
             try typingSide(base: base, random: random, fileIdent: UInt64(2 + client),
                            tag: Int64(client + 1), otherEditsPercent: otherEdits)
         }
         merged += sequencing.listSequencesMerged
-        return failure
+        return failure ?? linkedSideFailure(sequencing, seed: seed)
     } catch {
         return "generator error: \(error)"
     }
@@ -212,6 +245,42 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         // gives up on about 1 %).
         #expect(gaveUp * 1_000 <= Int(seeds), "gave up on \(gaveUp) of \(seeds) grids")
         // Both ways of placing an incoming insert were taken, many times.
+        #expect(merge.regionsReplayed > 10_000 && merge.reorderedRegions > 1_000,
+                "\(merge.regionsReplayed) regions replayed, \(merge.reorderedRegions) reordered")
+    }
+
+    /// The premise of `ListSequenceSettings.LinkedSide`: the reference grid gives the same
+    /// result with the sides exchanged (every rule treats a pair's two instructions alike).
+    @Test func theGridIsSymmetric() {
+        for seed in UInt64(0)..<5_000 {
+            let (_, local, incoming) = randomListGrid(seed)
+            let grid = pairwiseListGrid(local: local, incoming: incoming)
+            let swapped = pairwiseListGrid(local: incoming, incoming: local)
+            #expect(grid.localAlive == swapped.incomingAlive
+                        && grid.incomingAlive == swapped.localAlive, "seed \(seed)")
+            for k in local.indices where grid.localAlive[k] {
+                #expect(grid.local[k] == swapped.incoming[k], "seed \(seed), local \(k)")
+            }
+            for i in incoming.indices where grid.incomingAlive[i] {
+                #expect(grid.incoming[i] == swapped.local[i], "seed \(seed), incoming \(i)")
+            }
+        }
+    }
+
+    /// The same grids with the sides exchanged, as a merge that links its incoming side runs
+    /// them: the sequence merge still gives the pairwise result.
+    @Test func matchesThePairwiseGridWithTheSidesSwapped() {
+        var merge = ListSequenceMerge()
+        var failures: [String] = []
+        var gaveUp = 0
+        let seeds: UInt64 = 20_000
+        for seed in 0..<seeds {
+            let (failure, didGiveUp) = runListSequenceSeed(seed, swapsSides: true, merge: &merge)
+            if let failure { failures.append(failure) }
+            if didGiveUp { gaveUp += 1 }
+        }
+        #expect(failures.isEmpty, "\(failures.count) failures; first: \(failures.first ?? "")")
+        #expect(gaveUp * 1_000 <= Int(seeds), "gave up on \(gaveUp) of \(seeds) grids")
         #expect(merge.regionsReplayed > 10_000 && merge.reorderedRegions > 1_000,
                 "\(merge.regionsReplayed) regions replayed, \(merge.reorderedRegions) reordered")
     }
@@ -275,23 +344,37 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
 
     /// Inserts `next` (then advances it by `step`) at a random position of both, with
     /// probability `insertOneIn`, or removes a random element from both and compares them.
+    /// `byElement` (a tracking sequence): through `insert(_:after:)` and `remove(_:)`, which
+    /// name a neighbour or the element instead of a position, and checks the positions they
+    /// return.
     static func randomEdit(
         _ path: inout PathSequence, _ array: inout [Int32], _ random: RandomStream,
-        insertOneIn chance: (UInt64, UInt64), next: inout Int32, step: Int32
+        insertOneIn chance: (UInt64, UInt64), next: inout Int32, step: Int32,
+        byElement: Bool = false
     ) {
         if array.isEmpty || random.chance(chance.0, outOf: chance.1) {
             let index = Int(random.uniformInt(below: UInt64(array.count) + 1))
-            path.insert(next, at: index)
+            if byElement && index > 0 {
+                #expect(path.insert(next, after: array[index - 1]) == index)
+            } else {
+                path.insert(next, at: index)
+            }
             array.insert(next, at: index)
             next += step
         } else {
             let index = Int(random.uniformInt(below: UInt64(array.count)))
-            #expect(path.remove(at: index) == array.remove(at: index))
+            if byElement {
+                #expect(path.remove(array[index]) == index)
+                array.remove(at: index)
+            } else {
+                #expect(path.remove(at: index) == array.remove(at: index))
+            }
         }
     }
 
     /// With tracking, `index(of:)` follows elements through inserts, removes and chunk
-    /// splits; a second reset reuses the storage and forgets everything before it.
+    /// splits, by position and by element (every other step); a second reset reuses the
+    /// storage and forgets everything before it.
     @Test func pathSequenceTracksPositions() {
         let random = RandomStream(seed: 9, id: StreamID(domain: 0x5054_524B))
         var path = PathSequence()
@@ -303,7 +386,7 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
             var nextElement: Int32 = 1  // odd numbers are inserted
             for step in 0..<6_000 {
                 Self.randomEdit(&path, &array, random, insertOneIn: (2, 3), next: &nextElement,
-                                step: 2)
+                                step: 2, byElement: step % 2 == 1)
                 if step % 97 == 0, !array.isEmpty {
                     let index = Int(random.uniformInt(below: UInt64(array.count)))
                     #expect(path.index(of: array[index]) == index, "round \(round) step \(step)")
