@@ -285,9 +285,13 @@ struct ListSequenceMerge: Sendable {
             let index = Int(edit.index)
             if edit.isInsert {
                 guard index <= path.count else { return false }
-                lefts[k] = index == 0 ? head : path.element(at: index - 1)
+                if index == 0 {
+                    lefts[k] = head
+                    path.insert(nextElement, at: 0)
+                } else {
+                    lefts[k] = path.insert(nextElement, returningLeftAt: index)
+                }
                 elements[k] = nextElement
-                path.insert(nextElement, at: index)
                 nextElement += 1
             } else {
                 guard index < path.count else { return false }
@@ -422,6 +426,13 @@ struct ListSequenceMerge: Sendable {
         let left = incomingLeft[i]
         var anchorLeft = left
         while !isAnchor(anchorLeft, time: time) { anchorLeft = records[Int(anchorLeft)].prev }
+        if isAnchor(records[Int(anchorLeft)].next, time: time) {
+            // An empty region (then `left` is `anchorLeft`): x goes after it, as when no local
+            // instruction touches the region. The usual case when the local side is the
+            // smaller one, linked among the other side's anchors.
+            link(element, after: left)
+            return true
+        }
         let rank = incoming[i].rank
         let replayed = withRegionBuffers { buffers in
             Self.replayRegion(buffers, after: anchorLeft, left: left, time: time, rank: rank)
@@ -1001,6 +1012,18 @@ struct PathSequence: Sendable {
     mutating func insert(_ element: Int32, at index: Int) {
         let (position, offset) = locate(index)
         insert(element, position: position, offset: offset)
+    }
+
+    /// Inserts `element` at `index` (above 0) and returns the element it follows: one lookup
+    /// instead of `element(at: index - 1)` and then `insert(_:at:)`.
+    mutating func insert(_ element: Int32, returningLeftAt index: Int) -> Int32 {
+        let (position, offset) = locate(index)
+        // At a chunk's start the left neighbour ends an earlier chunk (perhaps not the one
+        // just before: removes can empty a chunk).
+        let left = offset > 0 ? slab[Int(order[position]) * Self.stride + offset - 1]
+            : self.element(at: index - 1)
+        insert(element, position: position, offset: offset)
+        return left
     }
 
     /// Inserts `element` right after `left` (with tracking; `left` must be in the sequence)

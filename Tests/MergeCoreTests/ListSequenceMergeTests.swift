@@ -341,6 +341,8 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
             let index = Int(random.uniformInt(below: UInt64(array.count) + 1))
             if byElement && index > 0 {
                 #expect(path.insert(next, after: array[index - 1]) == index)
+            } else if index > 0 && next % 3 == 0 {
+                #expect(path.insert(next, returningLeftAt: index) == array[index - 1])
             } else {
                 path.insert(next, at: index)
             }
