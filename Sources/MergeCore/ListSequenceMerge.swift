@@ -9,6 +9,12 @@
 //! history of 9 · 10^4 are 9 · 10^8 checks. This file gets the grid's result, bit for bit,
 //! in about (S + n + m) · log(S + n + m) plus the work inside small regions (below).
 //!
+//! "Local" and "incoming" here are the two sides as this merge takes them: the one it links
+//! first and the one it places row by row. Every rule of the grid treats a pair's two
+//! instructions alike (ties go to the lower rank, whichever side it is on), so the result
+//! does not depend on which is which, and `Transformer` passes the smaller side as `local`
+//! (`ListSequenceSettings.LinkedSide`): the regions hold the linked side's elements.
+//!
 //! ## How
 //!
 //! ArrayInsert and ArrayErase keep identities: an erase transformed by the grid still erases
