@@ -968,7 +968,8 @@ struct PathSequence: Sendable {
         return slab[Int(order[position]) * Self.stride + offset]
     }
 
-    /// The position of `element` (with tracking; the element must be in the sequence).
+    /// The position of `element` (with tracking; the element must be in the sequence). The
+    /// merge itself asks through `insert(_:after:)` and `remove(_:)`; the tests ask here.
     func index(of element: Int32) -> Int { find(element).index }
 
     /// Where `element` is (with tracking; it must be in the sequence): its chunk's sequence

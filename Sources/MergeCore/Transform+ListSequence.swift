@@ -11,15 +11,15 @@ struct ListSequenceSettings: Sendable {
     /// grid: a pair check costs a few nanoseconds, the sequence merge about a hundred per
     /// element (both replays, the order, the sweeps).
     var pairsPerElementMin = 32
-    /// Groups with fewer incoming instructions walk the grid. The placed side's inserts each
-    /// replay the linked side's instructions between their anchors, and the first have few
-    /// anchors: about (linked) · ln(placed) elements over a group. Linking the local side,
-    /// that is L · ln(D), more than D · L pair checks when D is small (this was 256 until
-    /// the smaller side was linked). Linking the smaller side it is at most
-    /// min(D, L) · ln(max(D, L)), so only the pair and per-element limits count, and this
-    /// limit only skips the candidate checks for groups that would fail them anyway (a server
-    /// at K = 10 and 10^4 instructions merges 100 edits per list and upload: 0.58 → 0.88 M/s
-    /// when 256 became 16).
+    /// Groups with fewer incoming instructions walk the grid: a cheap first filter, before the
+    /// local side is counted. With D incoming and L local instructions a group has D · L pairs
+    /// and more than L elements, so fewer than D pairs per element: any D below
+    /// `pairsPerElementMin` fails that limit anyway, and this one only saves the checks.
+    /// (It was 256 while the local side was always linked: the placements then replayed
+    /// about L · ln(D) elements, more than D · L pair checks when D is small. Linking the
+    /// smaller side, they replay at most min(D, L) · ln(max(D, L)). A server at K = 10 and
+    /// 10^4 instructions merges 100 edits per list and upload: 0.58 → 0.88 M/s when 256
+    /// became 16.)
     var incomingMin = 16
     /// Groups the list blocks can cut (typing) keep the block walk.
     var leavesBlockedGroups = true
