@@ -99,11 +99,13 @@ struct ElementRecord: Sendable {
         insertTime == 0 && incomingEraseTime >= row
     }
 
-    /// Whether the element is alive in the grid's last column at incoming row `row`: the
-    /// local side never erases it and no earlier incoming instruction did.
-    @inline(__always)
-    func isInLastColumn(_ row: UInt32) -> Bool {
-        eraseTime == ListSequenceMerge.never && incomingEraseTime >= row
+    /// Whether the local side makes the element differ between the incoming side's own states
+    /// and the grid's last column: a local insert the local side keeps (in the last column,
+    /// never in the incoming side's states), or a base element the local side erases (in the
+    /// incoming side's states until it erases it too, never in the last column). Exactly one
+    /// of "inserted locally" and "erased locally"; false for the sentinels.
+    var isTouched: Bool {
+        @inline(__always) get { (insertTime != 0) != (eraseTime != ListSequenceMerge.never) }
     }
 
     /// Whether a non-sentinel element is alive in every state of incoming row `row` (an
@@ -156,10 +158,17 @@ struct ListSequenceMerge: Sendable {
     /// Each element's place in the final order (sentinels excluded).
     private var order: ContiguousArray<Int32> = []
     private var path = PathSequence()
-    /// The last column of the grid at the current incoming row: "base · local · incoming′"
-    /// so far.
-    private var lastColumn = PathSequence()
-    private var lastColumnSeed: ContiguousArray<Int32> = []
+    /// For each element, how many touched elements (`ElementRecord.isTouched`) precede it in
+    /// the order; for a touched element, that is its rank among them.
+    private var touchedBefore: ContiguousArray<Int32> = []
+    /// Each touched element's weight at the current incoming row, by rank: +1 for a local
+    /// insert (in the last column, not in the incoming side's state), -1 for a base element
+    /// the local side erases while the incoming side has not (the other way round), 0 once
+    /// the incoming side erased it too. An incoming instruction's index in the last column is
+    /// its own index plus the weights before its element.
+    private var touchedWeights = FenwickTree()
+    /// The sum of all weights: the last column's size less the incoming side's.
+    private var touchedTotal = 0
     /// The incoming instructions' results, copied into `incoming` once the run succeeds.
     private var incomingIndex: ContiguousArray<UInt32> = []
     private var incomingPriorSize: ContiguousArray<UInt32> = []
@@ -203,32 +212,27 @@ struct ListSequenceMerge: Sendable {
         else { return false }
         linkLocalOrder(firstBase: firstBase, baseCount: baseCount)
         renumberInLocalOrder(firstIncoming: firstIncoming, elementCount: elementCount)
-        resetLastColumn(elementCount)
+        resetTouched(firstIncoming: firstIncoming)
         sizeRegionBuffers(elementCount)
         for i in 0..<incomingCount {
-            let element = incomingElement[i]
-            if incoming[i].isInsert {
+            let element = Int(incomingElement[i])
+            let edit = incoming[i]
+            if edit.isInsert {
                 guard place(i) else { return false }
-                // x's index in "base · local · earlier incoming": after the nearest element
-                // before it in the order that is alive there.
-                let time = UInt32(i + 1)
-                var before = records[Int(element)].prev
-                while before != Self.head && !records[Int(before)].isInLastColumn(time) {
-                    before = records[Int(before)].prev
-                }
-                incomingPriorSize[i] = UInt32(lastColumn.count)
-                if before == Self.head {
-                    lastColumn.insert(element, at: 0)
-                    incomingIndex[i] = 0
-                } else {
-                    incomingIndex[i] = UInt32(lastColumn.insert(element, after: before))
-                }
-            } else if records[Int(element)].eraseTime != Self.never {
-                incomingAlive[i] = false  // The local side erased it too.
-            } else {
-                incomingPriorSize[i] = UInt32(lastColumn.count)
-                incomingIndex[i] = UInt32(lastColumn.remove(element))
+                let left = Int(records[element].prev)
+                touchedBefore[element] = touchedBefore[left] &+ (records[left].isTouched ? 1 : 0)
+            } else if records[element].eraseTime != Self.never {
+                // The local side erased it too: from this row on it is in neither state.
+                incomingAlive[i] = false
+                touchedWeights.add(Int(touchedBefore[element]), 1)
+                touchedTotal += 1
+                continue
             }
+            // x's index and the size in "base · local · earlier incoming" (the last column),
+            // from its own state: the touched elements before x make the difference.
+            incomingPriorSize[i] = UInt32(Int(edit.priorSize) + touchedTotal)
+            incomingIndex[i] = UInt32(Int(edit.index)
+                                      + touchedWeights.prefix(Int(touchedBefore[element])))
         }
         _ = numberInOrder(elementCount, from: 0)  // the final order, for `sweepLocal`
         sweepLocal()
@@ -239,16 +243,33 @@ struct ListSequenceMerge: Sendable {
         return true
     }
 
-    /// The state "base · local" (the last column of the grid, before any incoming row), in
-    /// the local order, with positions tracked.
-    private mutating func resetLastColumn(_ elementCount: Int) {
-        lastColumnSeed.removeAll(keepingCapacity: true)
-        var cursor = records[Int(Self.head)].next
-        while cursor != Self.tail {
-            if records[Int(cursor)].eraseTime == Self.never { lastColumnSeed.append(cursor) }
-            cursor = records[Int(cursor)].next
+    /// Ranks the touched elements (`ElementRecord.isTouched`) in the local order, with their
+    /// weights at the first row (+1 for a local insert the local side keeps, -1 for a base
+    /// element it erases), and counts for every linked element the touched ones before it.
+    /// Runs once the base and local elements are renumbered in the local order
+    /// (`2 ..< firstIncoming`, consecutive).
+    private mutating func resetTouched(firstIncoming: Int32) {
+        let elementCount = records.count
+        touchedBefore.removeAll(keepingCapacity: true)
+        touchedBefore.append(contentsOf: repeatElement(0, count: elementCount))
+        touchedTotal = 0
+        var touched: Int32 = 0
+        for element in 2..<Int(firstIncoming) where records[element].isTouched {
+            touched += 1
         }
-        lastColumn.reset(lastColumnSeed, tracking: true, elementBound: elementCount)
+        touchedWeights.reset(count: Int(touched))
+        touched = 0
+        for element in 2..<Int(firstIncoming) {
+            touchedBefore[element] = touched
+            let record = records[element]
+            if record.isTouched {
+                let weight: Int32 = record.insertTime != 0 ? 1 : -1
+                touchedWeights.setInitial(Int(touched), weight)
+                touchedTotal += Int(weight)
+                touched += 1
+            }
+        }
+        touchedWeights.buildFromInitial()
         incomingIndex.removeAll(keepingCapacity: true)
         incomingIndex.append(contentsOf: repeatElement(0, count: incoming.count))
         incomingPriorSize.removeAll(keepingCapacity: true)
@@ -649,10 +670,24 @@ struct ListSequenceMerge: Sendable {
         }
         reorderedRegions += 1
         var last = anchorLeft
+        // The region's touched elements keep their ranks' range (no anchor is touched), but
+        // may change places within it: each moved one takes its weight along.
+        var touched = touchedBefore[Int(anchorLeft)]
         func append(_ e: Int32) {
             records[Int(last)].next = e
             records[Int(e)].prev = last
             last = e
+            let record = records[Int(e)]
+            let old = touchedBefore[Int(e)]
+            touchedBefore[Int(e)] = touched
+            guard record.isTouched else { return }
+            if old != touched {
+                let weight: Int32 = record.insertTime != 0 ? 1
+                    : record.incomingEraseTime >= time ? -1 : 0
+                touchedWeights.add(Int(old), -weight)
+                touchedWeights.add(Int(touched), weight)
+            }
+            touched += 1
         }
         for q in 0..<regionCount where q < firstAfter || (q <= lastBefore && decision[q] == 2) {
             append(region[q])
@@ -854,11 +889,15 @@ struct FenwickTree: Sendable {
 
 /// A sequence of element numbers with insert, remove and lookup by position in
 /// O(chunks / 32 + 32 + chunk size): chunks of at most `chunkMax`, with a running count per 32
-/// chunks. With `tracking`, also the position of an element (`index(of:)`), in the same time.
+/// chunks. Each side's replay (`ListSequenceMerge.replay`) names elements through it.
 ///
 /// The chunks live in one buffer (`slab`), `stride` slots per chunk ID, so a reset reuses the
 /// memory of the last one: with an array per chunk, every reset allocated each chunk again
 /// (a list merge resets its sequences once per row; most of its allocations came from here).
+///
+/// It could also find an element's position (a map from elements to chunks), for the grid's
+/// last column; `ListSequenceMerge` reads that column from the touched elements' weights
+/// instead, so the map is gone.
 struct PathSequence: Sendable {
     static let chunkMax = 128
     /// Slots per chunk: room for the insert that makes a chunk split.
@@ -876,26 +915,12 @@ struct PathSequence: Sendable {
     private var chunkCounts: ContiguousArray<Int32> = []
     /// `groupCounts[g]`: the sum of `chunkCounts[32 g ..< 32 g + 32]`.
     private var groupCounts: ContiguousArray<Int32> = []
-    /// With tracking: each element's chunk ID, and each chunk ID's sequence position.
-    private var tracking = false
-    private var chunkOf: ContiguousArray<Int32> = []
-    private var chunkPosition: ContiguousArray<Int32> = []
 
-    /// Holds `elements` in order, without tracking.
+    /// Holds `elements` in order.
     mutating func reset(_ elements: Range<Int32>) {
-        reset(elements, tracking: false, elementBound: 0)
-    }
-
-    /// Holds `elements` in order; with `tracking`, element numbers must be below `elementBound`.
-    mutating func reset(_ elements: some Collection<Int32>, tracking: Bool, elementBound: Int) {
         slab.removeAll(keepingCapacity: true)
         order.removeAll(keepingCapacity: true)
         chunkCounts.removeAll(keepingCapacity: true)
-        self.tracking = tracking
-        if tracking {
-            chunkOf.removeAll(keepingCapacity: true)
-            chunkOf.append(contentsOf: repeatElement(-1, count: elementBound))
-        }
         // Chunks start half full, so inserts split them rarely.
         let half = Self.chunkMax / 2
         slab.reserveCapacity(Swift.max(1, (elements.count + half - 1) / half) * Self.stride)
@@ -905,7 +930,6 @@ struct PathSequence: Sendable {
                 closeChunk(filled)
                 filled = 0
             }
-            if tracking { chunkOf[Int(element)] = Int32(chunkCount) }
             slab.append(element)
             filled += 1
         }
@@ -931,11 +955,6 @@ struct PathSequence: Sendable {
             }
             groupCounts.append(sum)
             start += Self.groupWidth
-        }
-        if tracking {
-            chunkPosition.removeAll(keepingCapacity: true)
-            chunkPosition.append(contentsOf: repeatElement(0, count: chunkCount))
-            for (position, id) in order.enumerated() { chunkPosition[Int(id)] = Int32(position) }
         }
     }
 
@@ -968,54 +987,6 @@ struct PathSequence: Sendable {
         return slab[Int(order[position]) * Self.stride + offset]
     }
 
-    /// The position of `element` (with tracking; the element must be in the sequence). The
-    /// merge itself asks through `insert(_:after:)` and `remove(_:)`; the tests ask here.
-    func index(of element: Int32) -> Int { find(element).index }
-
-    /// Where `element` is (with tracking; it must be in the sequence): its chunk's sequence
-    /// position, its offset there, and its position in the sequence.
-    @inline(__always)
-    private func find(_ element: Int32) -> (position: Int, offset: Int, index: Int) {
-        let id = Int(chunkOf[Int(element)])
-        let position = Int(chunkPosition[id])
-        let group = position / Self.groupWidth
-        // Wrapping sums over raw buffers, which the compiler vectorises.
-        var index: Int32 = 0
-        groupCounts.withUnsafeBufferPointer { groups in
-            for g in 0..<group { index &+= groups[g] }
-        }
-        let size = Int(chunkCounts[position])
-        chunkCounts.withUnsafeBufferPointer { chunks in
-            for c in (group * Self.groupWidth)..<position { index &+= chunks[c] }
-        }
-        let offset = slab.withUnsafeBufferPointer { slots in
-            Self.offset(of: element, in: slots.baseAddress! + id * Self.stride, size: size)
-        }
-        precondition(offset < size, "element \(element) is not in the sequence")
-        return (position, offset, Int(index) + offset)
-    }
-
-    /// The offset of `element` among the `size` elements at `chunk` (`size` if absent),
-    /// sixteen slots at a time. A chunk holds at most `chunkMax` (a multiple of 16) when this
-    /// runs, so the reads stay within its `stride` slots; slots past `size` hold stale
-    /// numbers, but an element in the chunk is found first at its own offset.
-    @inline(__always)
-    private static func offset(of element: Int32, in chunk: UnsafePointer<Int32>, size: Int)
-        -> Int
-    {
-        let needle = SIMD16<Int32>(repeating: element)
-        var base = 0
-        while base < size {
-            let lanes = UnsafeRawPointer(chunk + base).loadUnaligned(as: SIMD16<Int32>.self)
-            let matches = lanes .== needle
-            if any(matches) {
-                for lane in 0..<16 where matches[lane] { return Swift.min(base + lane, size) }
-            }
-            base += 16
-        }
-        return size
-    }
-
     mutating func insert(_ element: Int32, at index: Int) {
         let (position, offset) = locate(index)
         insert(element, position: position, offset: offset)
@@ -1033,15 +1004,6 @@ struct PathSequence: Sendable {
         return left
     }
 
-    /// Inserts `element` right after `left` (with tracking; `left` must be in the sequence)
-    /// and returns its position: one lookup of `left` instead of `index(of:)` and then
-    /// `insert(_:at:)`.
-    mutating func insert(_ element: Int32, after left: Int32) -> Int {
-        let (position, offset, index) = find(left)
-        insert(element, position: position, offset: offset + 1)
-        return index + 1
-    }
-
     /// Inserts `element` at `offset` of the chunk at sequence position `position`.
     private mutating func insert(_ element: Int32, position: Int, offset: Int) {
         let id = Int(order[position])
@@ -1052,7 +1014,6 @@ struct PathSequence: Sendable {
             (chunk + offset + 1).update(from: chunk + offset, count: size - offset)
             chunk[offset] = element
         }
-        if tracking { chunkOf[Int(element)] = Int32(id) }
         chunkCounts[position] += 1
         groupCounts[position / Self.groupWidth] += 1
         count += 1
@@ -1066,11 +1027,6 @@ struct PathSequence: Sendable {
                 let base = slots.baseAddress!
                 (base + newID * Self.stride).update(from: base + first + half, count: tailCount)
             }
-            if tracking {
-                for moved in 0..<tailCount {
-                    chunkOf[Int(slab[newID * Self.stride + moved])] = Int32(newID)
-                }
-            }
             order.insert(Int32(newID), at: position + 1)
             chunkCounts[position] = Int32(half)
             chunkCounts.insert(Int32(tailCount), at: position + 1)
@@ -1080,18 +1036,6 @@ struct PathSequence: Sendable {
 
     mutating func remove(at index: Int) -> Int32 {
         let (position, offset) = locate(index)
-        return remove(position: position, offset: offset)
-    }
-
-    /// Removes `element` (with tracking; it must be in the sequence) and returns the position
-    /// it had.
-    mutating func remove(_ element: Int32) -> Int {
-        let (position, offset, index) = find(element)
-        _ = remove(position: position, offset: offset)
-        return index
-    }
-
-    private mutating func remove(position: Int, offset: Int) -> Int32 {
         let size = Int(chunkCounts[position])
         let first = Int(order[position]) * Self.stride
         let element = slab.withUnsafeMutableBufferPointer { slots in

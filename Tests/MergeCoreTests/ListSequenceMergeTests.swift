@@ -329,19 +329,13 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
 
     /// Inserts `next` (then advances it by `step`) at a random position of both, with
     /// probability `insertOneIn`, or removes a random element from both and compares them.
-    /// `byElement` (a tracking sequence): through `insert(_:after:)` and `remove(_:)`, which
-    /// name a neighbour or the element instead of a position, and checks the positions they
-    /// return.
     static func randomEdit(
         _ path: inout PathSequence, _ array: inout [Int32], _ random: RandomStream,
-        insertOneIn chance: (UInt64, UInt64), next: inout Int32, step: Int32,
-        byElement: Bool = false
+        insertOneIn chance: (UInt64, UInt64), next: inout Int32, step: Int32
     ) {
         if array.isEmpty || random.chance(chance.0, outOf: chance.1) {
             let index = Int(random.uniformInt(below: UInt64(array.count) + 1))
-            if byElement && index > 0 {
-                #expect(path.insert(next, after: array[index - 1]) == index)
-            } else if index > 0 && next % 3 == 0 {
+            if index > 0 && next % 3 == 0 {
                 #expect(path.insert(next, returningLeftAt: index) == array[index - 1])
             } else {
                 path.insert(next, at: index)
@@ -350,40 +344,31 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
             next += step
         } else {
             let index = Int(random.uniformInt(below: UInt64(array.count)))
-            if byElement {
-                #expect(path.remove(array[index]) == index)
-                array.remove(at: index)
-            } else {
-                #expect(path.remove(at: index) == array.remove(at: index))
-            }
+            #expect(path.remove(at: index) == array.remove(at: index))
         }
     }
 
-    /// With tracking, `index(of:)` follows elements through inserts, removes and chunk
-    /// splits, by position and by element (every other step); a second reset reuses the
-    /// storage and forgets everything before it.
-    @Test func pathSequenceTracksPositions() {
+    /// A reset reuses the storage of the last run and forgets everything in it: each round
+    /// starts from a new range, grows it through chunk splits and compares it with an array.
+    @Test func pathSequenceResetsForget() {
         let random = RandomStream(seed: 9, id: StreamID(domain: 0x5054_524B))
         var path = PathSequence()
         for round in 0..<3 {
-            let initial = (0..<Int32(50 + 400 * round)).map { $0 * 2 }  // even numbers
-            let bound = 20_000
-            path.reset(initial, tracking: true, elementBound: bound)
-            var array = initial
-            var nextElement: Int32 = 1  // odd numbers are inserted
+            let first = Int32(1_000 * round)
+            let initial = first..<(first + Int32(50 + 400 * (2 - round)))
+            path.reset(initial)
+            var array = Array(initial)
+            var nextElement: Int32 = 100_000
             for step in 0..<6_000 {
                 Self.randomEdit(&path, &array, random, insertOneIn: (2, 3), next: &nextElement,
-                                step: 2, byElement: step % 2 == 1)
+                                step: 1)
                 if step % 97 == 0, !array.isEmpty {
                     let index = Int(random.uniformInt(below: UInt64(array.count)))
-                    #expect(path.index(of: array[index]) == index, "round \(round) step \(step)")
+                    #expect(path.element(at: index) == array[index], "round \(round) step \(step)")
                 }
             }
             #expect(path.count == array.count)
-            for (index, element) in array.enumerated() where index % 7 == 0 {
-                #expect(path.index(of: element) == index)
-                #expect(path.element(at: index) == element)
-            }
+            #expect(array.indices.allSatisfy { path.element(at: $0) == array[$0] })
         }
     }
 
