@@ -99,13 +99,21 @@ struct ElementRecord: Sendable {
         insertTime == 0 && incomingEraseTime >= row
     }
 
-    /// Whether the local side makes the element differ between the incoming side's own states
-    /// and the grid's last column: a local insert the local side keeps (in the last column,
-    /// never in the incoming side's states), or a base element the local side erases (in the
-    /// incoming side's states until it erases it too, never in the last column). Exactly one
-    /// of "inserted locally" and "erased locally"; false for the sentinels.
+    /// Whether the local side inserts or erases the element (false for the sentinels). Only
+    /// these elements make the incoming side's own states differ from the grid's last column,
+    /// and the local side's own states from the grid's last row.
     var isTouched: Bool {
-        @inline(__always) get { (insertTime != 0) != (eraseTime != ListSequenceMerge.never) }
+        @inline(__always) get { insertTime != 0 || eraseTime != ListSequenceMerge.never }
+    }
+
+    /// A touched element's weight in the last column at incoming row `row`: how many more
+    /// times it counts there than in the incoming side's state before the row. +1 for a local
+    /// insert the local side keeps, -1 for a base element the local side erases while the
+    /// incoming side has not yet, else 0.
+    @inline(__always)
+    func lastColumnWeight(_ row: UInt32) -> Int32 {
+        if insertTime != 0 { return eraseTime == ListSequenceMerge.never ? 1 : 0 }
+        return incomingEraseTime >= row ? -1 : 0
     }
 
     /// Whether a non-sentinel element is alive in every state of incoming row `row` (an
@@ -155,24 +163,29 @@ struct ListSequenceMerge: Sendable {
     /// left one.)
     private var localLeft: ContiguousArray<Int32> = []
     private var incomingLeft: ContiguousArray<Int32> = []
-    /// Each element's place in the final order (sentinels excluded).
+    /// Each base and local element's place in the local order, counting from 2: the new
+    /// numbers of `renumberInLocalOrder`.
     private var order: ContiguousArray<Int32> = []
     private var path = PathSequence()
     /// For each element, how many touched elements (`ElementRecord.isTouched`) precede it in
     /// the order; for a touched element, that is its rank among them.
     private var touchedBefore: ContiguousArray<Int32> = []
-    /// Each touched element's weight at the current incoming row, by rank: +1 for a local
-    /// insert (in the last column, not in the incoming side's state), -1 for a base element
-    /// the local side erases while the incoming side has not (the other way round), 0 once
-    /// the incoming side erased it too. An incoming instruction's index in the last column is
-    /// its own index plus the weights before its element.
+    /// By rank r: how many untouched elements alive in the last row ("base · incoming") have r
+    /// touched elements before them (stand between the touched elements of ranks r - 1 and
+    /// r). Elements the incoming side erases never count, so only an incoming insert it keeps
+    /// adds to this once the touched ranks are set; a reordered region holds none.
+    private var untouchedAfter: ContiguousArray<Int32> = []
+    /// Each touched element's weight at the current incoming row, by rank
+    /// (`ElementRecord.lastColumnWeight`). An incoming instruction's index in the last column
+    /// is its own index plus the weights before its element.
     private var touchedWeights = FenwickTree()
     /// The sum of all weights: the last column's size less the incoming side's.
     private var touchedTotal = 0
     /// The incoming instructions' results, copied into `incoming` once the run succeeds.
     private var incomingIndex: ContiguousArray<UInt32> = []
     private var incomingPriorSize: ContiguousArray<UInt32> = []
-    private var counts = FenwickTree()
+    /// By rank: the touched elements alive in the last row at the current local time.
+    private var lastRowCounts = FenwickTree()
     // A region's buffers.
     private var region: ContiguousArray<Int32> = []
     private var events: ContiguousArray<UInt64> = []
@@ -211,7 +224,7 @@ struct ListSequenceMerge: Sendable {
                               firstLocal: firstLocal, firstIncoming: firstIncoming)
         else { return false }
         linkLocalOrder(firstBase: firstBase, baseCount: baseCount)
-        renumberInLocalOrder(firstIncoming: firstIncoming, elementCount: elementCount)
+        renumberInLocalOrder(firstIncoming: firstIncoming)
         resetTouched(firstIncoming: firstIncoming)
         sizeRegionBuffers(elementCount)
         for i in 0..<incomingCount {
@@ -220,7 +233,11 @@ struct ListSequenceMerge: Sendable {
             if edit.isInsert {
                 guard place(i) else { return false }
                 let left = Int(records[element].prev)
-                touchedBefore[element] = touchedBefore[left] &+ (records[left].isTouched ? 1 : 0)
+                let before = touchedBefore[left] &+ (records[left].isTouched ? 1 : 0)
+                touchedBefore[element] = before
+                if records[element].incomingEraseTime == Self.never {
+                    untouchedAfter[Int(before)] &+= 1
+                }
             } else if records[element].eraseTime != Self.never {
                 // The local side erased it too: from this row on it is in neither state.
                 incomingAlive[i] = false
@@ -234,8 +251,7 @@ struct ListSequenceMerge: Sendable {
             incomingIndex[i] = UInt32(Int(edit.index)
                                       + touchedWeights.prefix(Int(touchedBefore[element])))
         }
-        _ = numberInOrder(elementCount, from: 0)  // the final order, for `sweepLocal`
-        sweepLocal()
+        sweepLocal(firstIncoming: firstIncoming)
         for i in incoming.indices {
             incoming[i].index = incomingIndex[i]
             incoming[i].priorSize = incomingPriorSize[i]
@@ -244,10 +260,10 @@ struct ListSequenceMerge: Sendable {
     }
 
     /// Ranks the touched elements (`ElementRecord.isTouched`) in the local order, with their
-    /// weights at the first row (+1 for a local insert the local side keeps, -1 for a base
-    /// element it erases), and counts for every linked element the touched ones before it.
-    /// Runs once the base and local elements are renumbered in the local order
-    /// (`2 ..< firstIncoming`, consecutive).
+    /// weights at the first row, and counts for every linked element the touched ones before
+    /// it and for every rank the untouched elements after it (`untouchedAfter`). Runs once
+    /// the base and local elements are renumbered in the local order (`2 ..< firstIncoming`,
+    /// consecutive).
     private mutating func resetTouched(firstIncoming: Int32) {
         let elementCount = records.count
         touchedBefore.removeAll(keepingCapacity: true)
@@ -258,15 +274,19 @@ struct ListSequenceMerge: Sendable {
             touched += 1
         }
         touchedWeights.reset(count: Int(touched))
+        untouchedAfter.removeAll(keepingCapacity: true)
+        untouchedAfter.append(contentsOf: repeatElement(0, count: Int(touched) + 1))
         touched = 0
         for element in 2..<Int(firstIncoming) {
             touchedBefore[element] = touched
             let record = records[element]
             if record.isTouched {
-                let weight: Int32 = record.insertTime != 0 ? 1 : -1
+                let weight = record.lastColumnWeight(1)
                 touchedWeights.setInitial(Int(touched), weight)
                 touchedTotal += Int(weight)
                 touched += 1
+            } else if record.incomingEraseTime == Self.never {
+                untouchedAfter[Int(touched)] += 1
             }
         }
         touchedWeights.buildFromInitial()
@@ -374,10 +394,9 @@ struct ListSequenceMerge: Sendable {
     /// region walks, which follow `next` over about L · ln(D) elements, then waited on a cache
     /// miss per element (half of `replayRegion`'s time). Incoming elements keep their numbers;
     /// they are linked in later, by `place`. Costs one walk of the order; the records are
-    /// permuted in place, with `order` (not needed until the final numbering) as the map.
-    private mutating func renumberInLocalOrder(firstIncoming: Int32, elementCount: Int) {
+    /// permuted in place, with `order` as the map.
+    private mutating func renumberInLocalOrder(firstIncoming: Int32) {
         let count = Int(firstIncoming)
-        order.reserveCapacity(elementCount)  // the final numbering fills it to that size
         let numbered = numberInOrder(count, from: 2)
         precondition(numbered == firstIncoming, "the local order misses an element")
         order.withUnsafeBufferPointer { map in
@@ -682,8 +701,7 @@ struct ListSequenceMerge: Sendable {
             touchedBefore[Int(e)] = touched
             guard record.isTouched else { return }
             if old != touched {
-                let weight: Int32 = record.insertTime != 0 ? 1
-                    : record.incomingEraseTime >= time ? -1 : 0
+                let weight = record.lastColumnWeight(time)
                 touchedWeights.add(Int(old), -weight)
                 touchedWeights.add(Int(touched), weight)
             }
@@ -787,32 +805,43 @@ struct ListSequenceMerge: Sendable {
     }
 
     /// The local instructions over "base · incoming": each one's index counts the elements
-    /// alive in its state that precede its element.
-    private mutating func sweepLocal() {
-        counts.reset(count: order.count - 2)
-        var alive = 0
-        for element in 2..<Int32(order.count) {
-            let e = Int(element)
-            let isLocalInsert = records[e].insertTime != 0
-            if !isLocalInsert && records[e].incomingEraseTime == Self.never {
-                counts.setInitial(Int(order[e]), 1)
+    /// alive in its state that precede its element. Every local instruction's element is
+    /// touched, so that count is the untouched elements alive in the last row before it
+    /// (`untouchedAfter` up to its rank) plus the touched ones alive in its state before it
+    /// (`lastRowCounts`, kept in local time): O(touched · log), with no walk of the order.
+    private mutating func sweepLocal(firstIncoming: Int32) {
+        let touched = untouchedAfter.count - 1
+        lastRowCounts.reset(count: touched)
+        // Untouched elements up to each rank, inclusive.
+        var untouched: Int32 = 0
+        for r in 0...touched {
+            untouched &+= untouchedAfter[r]
+            untouchedAfter[r] = untouched
+        }
+        var alive = Int(untouched)
+        for element in 2..<Int(firstIncoming) {  // incoming elements are never touched
+            let record = records[element]
+            // A base element the local side erases and the incoming side keeps.
+            if record.isTouched && record.insertTime == 0 && record.incomingEraseTime == Self.never {
+                lastRowCounts.setInitial(Int(touchedBefore[element]), 1)
                 alive += 1
             }
         }
-        counts.buildFromInitial()
+        lastRowCounts.buildFromInitial()
         for k in local.indices {
             let element = Int(localElement[k])
+            let rank = Int(touchedBefore[element])
             if local[k].isInsert {
-                local[k].index = UInt32(counts.prefix(Int(order[element])))
+                local[k].index = UInt32(Int(untouchedAfter[rank]) + lastRowCounts.prefix(rank))
                 local[k].priorSize = UInt32(alive)
-                counts.add(Int(order[element]), 1)
+                lastRowCounts.add(rank, 1)
                 alive += 1
             } else if records[element].incomingEraseTime != Self.never {
                 localAlive[k] = false
             } else {
-                local[k].index = UInt32(counts.prefix(Int(order[element])))
+                local[k].index = UInt32(Int(untouchedAfter[rank]) + lastRowCounts.prefix(rank))
                 local[k].priorSize = UInt32(alive)
-                counts.add(Int(order[element]), -1)
+                lastRowCounts.add(rank, -1)
                 alive -= 1
             }
         }
