@@ -32,11 +32,27 @@
 //!    side's own order; its elements are then renumbered in it, so that walking it reads
 //!    their records in sequence. Then each incoming insert, in order, is placed among the
 //!    local elements by the grid's own rule (below).
-//! 3. *Counting.* The incoming side's results are read row by row, as each insert is placed
-//!    or each erase met, from the grid's last column ("base · local · incoming′ so far", a
-//!    `PathSequence` that also finds an element's position). The local side's come at the
-//!    end from a Fenwick sweep of the last row ("base · incoming · local′ so far") over the
-//!    elements numbered in the final order.
+//! 3. *Counting.* An instruction's result is its index in the grid's last column (incoming
+//!    row i: "base · local · incoming′ so far") or last row (local time k: "base · incoming ·
+//!    local′ so far"). Those states differ from the instruction's own state only in the
+//!    elements the local side inserts or erases (*touched* elements, at most one per local
+//!    instruction). They are ranked in the order once, and every element keeps how many
+//!    touched ones precede it (inherited from its left neighbour when it is placed).
+//!    - An incoming instruction's index in the last column is its own index plus the weights
+//!      of the touched elements before it: +1 for a local insert the local side keeps, -1 for
+//!      a base element the local side erases and the incoming side has not yet (a Fenwick
+//!      tree over the ranks). It is read row by row, as each insert is placed or each erase
+//!      met.
+//!    - A local instruction's index in the last row is the untouched elements alive there
+//!      before its (touched) element, counted per rank as incoming inserts are placed, plus
+//!      the touched ones alive in its state (a second Fenwick tree over the ranks, swept in
+//!      local time at the end).
+//!
+//!    So a row costs O(log touched) on top of placing it, and nothing walks the whole order:
+//!    with the smaller side linked, the touched elements are a few thousand against up to
+//!    10^5 placed. (Until 2026-11-23 the last column was a second order-statistics sequence
+//!    of every element, and the last row a Fenwick tree over the final order, which took a
+//!    walk of the whole order to number.)
 //!
 //! Placing incoming insert a_i (element x) needs its order against every local element y:
 //! the grid decides it at the cell (i, k) where a_i meets l_k (y's insert), by comparing
