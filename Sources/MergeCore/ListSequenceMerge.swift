@@ -266,6 +266,13 @@ struct ListSequenceMerge: Sendable {
             incomingPriorSize[i] = UInt32(Int(edit.priorSize) + touchedTotal)
             incomingIndex[i] = UInt32(Int(edit.index)
                                       + touchedWeights.prefix(Int(touchedBefore[element])))
+            if !edit.isInsert {
+                // Untouched and erased here, the element is in no state of a later row, and
+                // no count reads its place: out of the order, so that no later region walks
+                // it. (Typing after a deleted stretch walked the whole stretch at every
+                // keystroke.)
+                unlink(Int32(element))
+            }
         }
         sweepLocal(firstIncoming: firstIncoming)
         for i in incoming.indices {
@@ -463,6 +470,13 @@ struct ListSequenceMerge: Sendable {
                 elements[k] = map[Int(elements[k])]
             }
         }
+    }
+
+    @inline(__always)
+    private mutating func unlink(_ element: Int32) {
+        let (prev, next) = (records[Int(element)].prev, records[Int(element)].next)
+        records[Int(prev)].next = next
+        records[Int(next)].prev = prev
     }
 
     @inline(__always)
