@@ -31,7 +31,9 @@
 //!    base, then each local insert placed right after its left neighbour. This is the local
 //!    side's own order; its elements are then renumbered in it, so that walking it reads
 //!    their records in sequence. Then each incoming insert, in order, is placed among the
-//!    local elements by the grid's own rule (below).
+//!    local elements by the grid's own rule (below). An element the local side never touches
+//!    leaves the order at the incoming row that erases it: no later state holds it, so no
+//!    later region needs to walk it.
 //! 3. *Counting.* An instruction's result is its index in the grid's last column (incoming
 //!    row i: "base · local · incoming′ so far") or last row (local time k: "base · incoming ·
 //!    local′ so far"). Those states differ from the instruction's own state only in the
