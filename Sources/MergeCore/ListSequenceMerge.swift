@@ -854,7 +854,9 @@ struct ListSequenceMerge: Sendable {
         for element in 2..<Int(firstIncoming) {  // incoming elements are never touched
             let record = records[element]
             // A base element the local side erases and the incoming side keeps.
-            if record.isTouched && record.insertTime == 0 && record.incomingEraseTime == Self.never {
+            if record.isTouched && record.insertTime == 0
+                && record.incomingEraseTime == Self.never
+            {
                 lastRowCounts.setInitial(Int(touchedBefore[element]), 1)
                 alive += 1
             }
