@@ -170,40 +170,13 @@ extension Transformer {
         }
         let (linked, placed) = linksIncoming ? (incomingSlots, localSlots)
             : (localSlots, incomingSlots)
-        listSequence.local.removeAll(keepingCapacity: true)
-        for slot in linked { listSequence.local.append(sequenceEdit(slot)) }
-        listSequence.incoming.removeAll(keepingCapacity: true)
-        for slot in placed { listSequence.incoming.append(sequenceEdit(slot)) }
+        arena.readSequenceEdits(linked, ranks: changesetRank, into: &listSequence.local)
+        arena.readSequenceEdits(placed, ranks: changesetRank, into: &listSequence.incoming)
         guard listSequence.run() else { return false }
         if linksIncoming { listSequencesSwapped &+= 1 }
-        for (offset, slot) in linked.enumerated() {
-            storeSequenceEdit(Int(slot), listSequence.local[offset],
-                              alive: listSequence.localAlive[offset])
-        }
-        for (offset, slot) in placed.enumerated() {
-            storeSequenceEdit(Int(slot), listSequence.incoming[offset],
-                              alive: listSequence.incomingAlive[offset])
-        }
+        arena.storeSequenceEdits(linked, listSequence.local, alive: listSequence.localAlive)
+        arena.storeSequenceEdits(placed, listSequence.incoming, alive: listSequence.incomingAlive)
         return true
-    }
-
-    @inline(__always)
-    private func sequenceEdit(_ slot: Int32) -> ListSequenceEdit {
-        let s = Int(slot)
-        return ListSequenceEdit(
-            isInsert: arena.kind[s] == Kind.arrayInsert, index: arena.index[s],
-            priorSize: arena.priorSize[s], rank: changesetRank[Int(arena.changeset[s])])
-    }
-
-    @inline(__always)
-    private mutating func storeSequenceEdit(_ slot: Int, _ edit: ListSequenceEdit, alive: Bool) {
-        if !alive {
-            arena.discard(slot)
-        } else if edit.index != arena.index[slot] || edit.priorSize != arena.priorSize[slot] {
-            arena.index[slot] = edit.index
-            arena.priorSize[slot] = edit.priorSize
-            arena.markDirty(slot)
-        }
     }
 
     /// Whether local `slot` belongs to a group `mergeListSequences` merged.
@@ -217,4 +190,61 @@ extension Transformer {
     static let sequenceCandidate: UInt8 = 1
     static let sequenceRejected: UInt8 = 2
     static let sequenceMerged: UInt8 = 3
+}
+
+extension TransformArena {
+    /// Replaces `edits` with the sequence merge's view of `slots` (alive ArrayInsert and
+    /// ArrayErase slots), read through raw buffers in one append: appending slot by slot
+    /// checked the array's uniqueness each time (the merge is a property of the transformer).
+    mutating func readSequenceEdits(_ slots: ArraySlice<Int32>, ranks: ContiguousArray<UInt32>,
+                                    into edits: inout ContiguousArray<ListSequenceEdit>) {
+        edits.removeAll(keepingCapacity: true)
+        kind.withUnsafeBufferPointer { kind in
+            index.withUnsafeBufferPointer { index in
+                priorSize.withUnsafeBufferPointer { priorSize in
+                    changeset.withUnsafeBufferPointer { changeset in
+                        ranks.withUnsafeBufferPointer { ranks in
+                            edits.append(contentsOf: slots.lazy.map { slot in
+                                let s = Int(slot)
+                                return ListSequenceEdit(
+                                    isInsert: kind[s] == Kind.arrayInsert, index: index[s],
+                                    priorSize: priorSize[s], rank: ranks[Int(changeset[s])])
+                            })
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes a sequence merge's results back to `slots`: a moved edit gets its new index and
+    /// prior size and is marked dirty, a discarded one loses its slot (`discard`, which also
+    /// clears a packed record's alive bit).
+    mutating func storeSequenceEdits(_ slots: ArraySlice<Int32>,
+                                     _ edits: ContiguousArray<ListSequenceEdit>,
+                                     alive: ContiguousArray<Bool>) {
+        precondition(edits.count == slots.count && alive.count == slots.count,
+                     "a result per slot")
+        var anyDiscarded = false
+        index.withUnsafeMutableBufferPointer { index in
+            priorSize.withUnsafeMutableBufferPointer { priorSize in
+                flags.withUnsafeMutableBufferPointer { flags in
+                    for (offset, slot) in slots.enumerated() {
+                        let s = Int(slot)
+                        let edit = edits[offset]
+                        if !alive[offset] {
+                            anyDiscarded = true
+                        } else if edit.index != index[s] || edit.priorSize != priorSize[s] {
+                            index[s] = edit.index
+                            priorSize[s] = edit.priorSize
+                            flags[s] |= Self.dirty
+                        }
+                    }
+                }
+            }
+        }
+        if anyDiscarded {
+            for (offset, slot) in slots.enumerated() where !alive[offset] { discard(Int(slot)) }
+        }
+    }
 }
