@@ -74,13 +74,16 @@ func randomListSide(size: Int, count: Int, insertPercent: UInt64, ranks: [UInt32
 }
 
 /// One random grid's two sides, with ties, erases of one element on both sides and inserts
-/// next to tombstones common.
-func randomListGrid(_ seed: UInt64) -> (size: Int, local: [ListSequenceEdit],
-                                        incoming: [ListSequenceEdit]) {
-    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C53_4D47))
-    let size = Int(random.uniformInt(below: 8))
-    let localCount = 1 + Int(random.uniformInt(below: 14))
-    let incomingCount = 1 + Int(random.uniformInt(below: 14))
+/// next to tombstones common. `long` grids have up to 40 base elements and 60 to 400 edits a
+/// side: many regions, reorders and touched elements in one merge.
+func randomListGrid(_ seed: UInt64, long: Bool = false)
+    -> (size: Int, local: [ListSequenceEdit], incoming: [ListSequenceEdit])
+{
+    let random = RandomStream(seed: seed, id: StreamID(domain: long ? 0x4C53_4C47 : 0x4C53_4D47))
+    let size = Int(random.uniformInt(below: long ? 40 : 8))
+    let (countMin, countSpan): (UInt64, UInt64) = long ? (60, 341) : (1, 14)
+    let localCount = Int(countMin + random.uniformInt(below: countSpan))
+    let incomingCount = Int(countMin + random.uniformInt(below: countSpan))
     let insertPercent = 30 + random.uniformInt(below: 60)
     // A side's changesets have a few ranks; the sides' ranks differ (file idents differ).
     let localRanks = (0..<(1 + random.uniformInt(below: 3))).map { _ in
@@ -97,9 +100,9 @@ func randomListGrid(_ seed: UInt64) -> (size: Int, local: [ListSequenceEdit],
 /// Runs one random grid (with the sides exchanged if `swapsSides`: the sequence merge links
 /// the incoming side and places the local one, as `ListSequenceSettings.LinkedSide.incoming`
 /// has it); returns a failure, or whether the sequence merge gave up.
-func runListSequenceSeed(_ seed: UInt64, swapsSides: Bool = false,
+func runListSequenceSeed(_ seed: UInt64, swapsSides: Bool = false, long: Bool = false,
                          merge: inout ListSequenceMerge) -> (failure: String?, gaveUp: Bool) {
-    let grid = randomListGrid(seed)
+    let grid = randomListGrid(seed, long: long)
     let size = grid.size
     var (local, incoming) = (grid.local, grid.incoming)
     if swapsSides { swap(&local, &incoming) }
@@ -249,6 +252,26 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         #expect(gaveUp * 1_000 <= Int(seeds), "gave up on \(gaveUp) of \(seeds) grids")
         // Both ways of placing an incoming insert were taken, many times.
         #expect(merge.regionsReplayed > 10_000 && merge.reorderedRegions > 1_000,
+                "\(merge.regionsReplayed) regions replayed, \(merge.reorderedRegions) reordered")
+    }
+
+    /// Longer grids, both ways: hundreds of edits a side on lists of up to 40, so that one run
+    /// ranks many touched elements, reorders regions among them, and unlinks many erased
+    /// elements before later rows place next to where they stood.
+    @Test(arguments: [false, true]) func matchesThePairwiseGridOnLongSides(swapsSides: Bool) {
+        var merge = ListSequenceMerge()
+        var failures: [String] = []
+        var gaveUp = 0
+        let seeds: UInt64 = 400
+        for seed in 0..<seeds {
+            let (failure, didGiveUp) = runListSequenceSeed(seed, swapsSides: swapsSides,
+                                                           long: true, merge: &merge)
+            if let failure { failures.append(failure) }
+            if didGiveUp { gaveUp += 1 }
+        }
+        #expect(failures.isEmpty, "\(failures.count) failures; first: \(failures.first ?? "")")
+        #expect(gaveUp * 100 <= Int(seeds), "gave up on \(gaveUp) of \(seeds) grids")
+        #expect(merge.regionsReplayed > 10_000 && merge.reorderedRegions > 100,
                 "\(merge.regionsReplayed) regions replayed, \(merge.reorderedRegions) reordered")
     }
 
