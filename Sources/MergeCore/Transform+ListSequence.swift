@@ -196,8 +196,8 @@ extension TransformArena {
     /// Replaces `edits` with the sequence merge's view of `slots` (alive ArrayInsert and
     /// ArrayErase slots), read through raw buffers in one append: appending slot by slot
     /// checked the array's uniqueness each time (the merge is a property of the transformer).
-    mutating func readSequenceEdits(_ slots: ArraySlice<Int32>, ranks: ContiguousArray<UInt32>,
-                                    into edits: inout ContiguousArray<ListSequenceEdit>) {
+    func readSequenceEdits(_ slots: ArraySlice<Int32>, ranks: ContiguousArray<UInt32>,
+                           into edits: inout ContiguousArray<ListSequenceEdit>) {
         edits.removeAll(keepingCapacity: true)
         kind.withUnsafeBufferPointer { kind in
             index.withUnsafeBufferPointer { index in

@@ -79,7 +79,8 @@ func randomListSide(size: Int, count: Int, insertPercent: UInt64, ranks: [UInt32
 func randomListGrid(_ seed: UInt64, long: Bool = false)
     -> (size: Int, local: [ListSequenceEdit], incoming: [ListSequenceEdit])
 {
-    let random = RandomStream(seed: seed, id: StreamID(domain: long ? 0x4C53_4C47 : 0x4C53_4D47))
+    let domain: UInt64 = long ? 0x4C53_4C47 : 0x4C53_4D47
+    let random = RandomStream(seed: seed, id: StreamID(domain: domain))
     let size = Int(random.uniformInt(below: long ? 40 : 8))
     let (countMin, countSpan): (UInt64, UInt64) = long ? (60, 341) : (1, 14)
     let localCount = Int(countMin + random.uniformInt(below: countSpan))
@@ -387,7 +388,8 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
                                 step: 1)
                 if step % 97 == 0, !array.isEmpty {
                     let index = Int(random.uniformInt(below: UInt64(array.count)))
-                    #expect(path.element(at: index) == array[index], "round \(round) step \(step)")
+                    #expect(path.element(at: index) == array[index],
+                            "round \(round) step \(step)")
                 }
             }
             #expect(path.count == array.count)
