@@ -136,6 +136,23 @@ func runListSequenceSeed(_ seed: UInt64, swapsSides: Bool = false, long: Bool = 
     return (nil, false)
 }
 
+/// Seeds `0 ..< seeds` of `runListSequenceSeed` through one merge: the failures, how many
+/// gave up, and the merge (its region statistics).
+func runListSequenceSeeds(_ seeds: UInt64, swapsSides: Bool, long: Bool = false)
+    -> (failures: [String], gaveUp: Int, merge: ListSequenceMerge)
+{
+    var merge = ListSequenceMerge()
+    var failures: [String] = []
+    var gaveUp = 0
+    for seed in 0..<seeds {
+        let (failure, didGiveUp) = runListSequenceSeed(seed, swapsSides: swapsSides, long: long,
+                                                       merge: &merge)
+        if let failure { failures.append(failure) }
+        if didGiveUp { gaveUp += 1 }
+    }
+    return (failures, gaveUp, merge)
+}
+
 /// A transformer that walks every list pair, and one that merges every list group of inserts
 /// and erases from element identities, however small.
 func referenceAndSequencingTransformers(
@@ -236,16 +253,8 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
     /// Random grids as given, and with the sides exchanged (`swapsSides`), as a merge that
     /// links its incoming side runs them.
     @Test(arguments: [false, true]) func matchesThePairwiseGrid(swapsSides: Bool) {
-        var merge = ListSequenceMerge()
-        var failures: [String] = []
-        var gaveUp = 0
         let seeds: UInt64 = 20_000
-        for seed in 0..<seeds {
-            let (failure, didGiveUp) = runListSequenceSeed(seed, swapsSides: swapsSides,
-                                                           merge: &merge)
-            if let failure { failures.append(failure) }
-            if didGiveUp { gaveUp += 1 }
-        }
+        let (failures, gaveUp, merge) = runListSequenceSeeds(seeds, swapsSides: swapsSides)
         #expect(failures.isEmpty, "\(failures.count) failures; first: \(failures.first ?? "")")
         // Giving up is correct (the grid walk takes over) but must stay the exception: none
         // of these grids needs it (keeping the order of pairs that only earlier rows saw
@@ -260,16 +269,9 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
     /// ranks many touched elements, reorders regions among them, and unlinks many erased
     /// elements before later rows place next to where they stood.
     @Test(arguments: [false, true]) func matchesThePairwiseGridOnLongSides(swapsSides: Bool) {
-        var merge = ListSequenceMerge()
-        var failures: [String] = []
-        var gaveUp = 0
         let seeds: UInt64 = 400
-        for seed in 0..<seeds {
-            let (failure, didGiveUp) = runListSequenceSeed(seed, swapsSides: swapsSides,
-                                                           long: true, merge: &merge)
-            if let failure { failures.append(failure) }
-            if didGiveUp { gaveUp += 1 }
-        }
+        let (failures, gaveUp, merge) = runListSequenceSeeds(seeds, swapsSides: swapsSides,
+                                                             long: true)
         #expect(failures.isEmpty, "\(failures.count) failures; first: \(failures.first ?? "")")
         #expect(gaveUp * 100 <= Int(seeds), "gave up on \(gaveUp) of \(seeds) grids")
         #expect(merge.regionsReplayed > 10_000 && merge.reorderedRegions > 100,
