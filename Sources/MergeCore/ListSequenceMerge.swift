@@ -171,28 +171,35 @@ struct ListSequenceMerge: Sendable {
 
     /// Each element's neighbours in the order and its times, together: the region walk reads
     /// them for each element it passes, one cache line instead of five arrays.
-    private var records: ContiguousArray<ElementRecord> = []
+    private var recordStore = ScratchBuffer<ElementRecord>()
+    private var records: UnsafeMutableBufferPointer<ElementRecord> { recordStore.buffer }
     /// Each instruction's element: the inserted one, or the erased one.
-    private var localElement: ContiguousArray<Int32> = []
-    private var incomingElement: ContiguousArray<Int32> = []
+    private var localElementStore = ScratchBuffer<Int32>()
+    private var localElement: UnsafeMutableBufferPointer<Int32> { localElementStore.buffer }
+    private var incomingElementStore = ScratchBuffer<Int32>()
+    private var incomingElement: UnsafeMutableBufferPointer<Int32> { incomingElementStore.buffer }
     /// An insert's left neighbour in its side's state (or the head). (Its right neighbour is
     /// not kept: only local inserts and incoming tombstones stand between the two in the
     /// order, and neither is an anchor, so `replayRegion` finds the right anchor from the
     /// left one.)
-    private var localLeft: ContiguousArray<Int32> = []
-    private var incomingLeft: ContiguousArray<Int32> = []
+    private var localLeftStore = ScratchBuffer<Int32>()
+    private var localLeft: UnsafeMutableBufferPointer<Int32> { localLeftStore.buffer }
+    private var incomingLeftStore = ScratchBuffer<Int32>()
+    private var incomingLeft: UnsafeMutableBufferPointer<Int32> { incomingLeftStore.buffer }
     /// Each base and local element's place in the local order, counting from 2: the new
     /// numbers of `renumberInLocalOrder`.
     private var order: ContiguousArray<Int32> = []
     private var path = PathSequence()
     /// For each element, how many touched elements (`ElementRecord.isTouched`) precede it in
     /// the order; for a touched element, that is its rank among them.
-    private var touchedBefore: ContiguousArray<Int32> = []
+    private var touchedBeforeStore = ScratchBuffer<Int32>()
+    private var touchedBefore: UnsafeMutableBufferPointer<Int32> { touchedBeforeStore.buffer }
     /// By rank r: how many untouched elements alive in the last row ("base · incoming") have r
     /// touched elements before them (stand between the touched elements of ranks r - 1 and
     /// r). Elements the incoming side erases never count, so only an incoming insert it keeps
     /// adds to this once the touched ranks are set; a reordered region holds none.
-    private var untouchedAfter: ContiguousArray<Int32> = []
+    private var untouchedAfterStore = ScratchBuffer<Int32>()
+    private var untouchedAfter: UnsafeMutableBufferPointer<Int32> { untouchedAfterStore.buffer }
     /// Each touched element's weight at the current incoming row, by rank
     /// (`ElementRecord.lastColumnWeight`). An incoming instruction's index in the last column
     /// is its own index plus the weights before its element.
@@ -200,18 +207,24 @@ struct ListSequenceMerge: Sendable {
     /// The sum of all weights: the last column's size less the incoming side's.
     private var touchedTotal = 0
     /// The incoming instructions' results, copied into `incoming` once the run succeeds.
-    private var incomingIndex: ContiguousArray<UInt32> = []
-    private var incomingPriorSize: ContiguousArray<UInt32> = []
+    private var incomingIndexStore = ScratchBuffer<UInt32>()
+    private var incomingIndex: UnsafeMutableBufferPointer<UInt32> { incomingIndexStore.buffer }
+    private var incomingPriorSizeStore = ScratchBuffer<UInt32>()
+    private var incomingPriorSize: UnsafeMutableBufferPointer<UInt32> {
+        incomingPriorSizeStore.buffer
+    }
     /// By rank: the touched elements alive in the last row at the current local time.
     private var lastRowCounts = FenwickTree()
     // A region's buffers.
-    private var region: ContiguousArray<Int32> = []
-    private var events: ContiguousArray<UInt64> = []
-    private var decision: ContiguousArray<UInt8> = []
-    private var rowStartAlive: ContiguousArray<Bool> = []
+    private var regionStore = ScratchBuffer<Int32>()
+    private var region: UnsafeMutableBufferPointer<Int32> { regionStore.buffer }
+    private var eventStore = ScratchBuffer<UInt64>()
+    private var decisionStore = ScratchBuffer<UInt8>()
+    private var decision: UnsafeMutableBufferPointer<UInt8> { decisionStore.buffer }
+    private var rowStartAliveStore = ScratchBuffer<Bool>()
     private var aliveBits = AliveBits()
     private var after: ContiguousArray<Int32> = []
-    private var eventScratch: ContiguousArray<UInt64> = []
+    private var eventScratchStore = ScratchBuffer<UInt64>()
 
     init() {}
 
@@ -226,6 +239,7 @@ struct ListSequenceMerge: Sendable {
         let localCount = local.count
         let incomingCount = incoming.count
         precondition(localCount > 0 && incomingCount > 0, "a sequence merge needs both sides")
+        makeScratchUnique()
         let baseCount = Int(incoming[0].priorSize)
         guard Int(local[0].priorSize) == baseCount else { return false }
         var localInserts = 0
@@ -284,6 +298,25 @@ struct ListSequenceMerge: Sendable {
         return true
     }
 
+    /// Gives every scratch buffer (`ScratchBuffer`) a storage of its own, once per run: a copy
+    /// of this merge shares them until then.
+    private mutating func makeScratchUnique() {
+        ScratchBuffer.makeUnique(&recordStore)
+        ScratchBuffer.makeUnique(&localElementStore)
+        ScratchBuffer.makeUnique(&incomingElementStore)
+        ScratchBuffer.makeUnique(&localLeftStore)
+        ScratchBuffer.makeUnique(&incomingLeftStore)
+        ScratchBuffer.makeUnique(&touchedBeforeStore)
+        ScratchBuffer.makeUnique(&untouchedAfterStore)
+        ScratchBuffer.makeUnique(&incomingIndexStore)
+        ScratchBuffer.makeUnique(&incomingPriorSizeStore)
+        ScratchBuffer.makeUnique(&regionStore)
+        ScratchBuffer.makeUnique(&eventStore)
+        ScratchBuffer.makeUnique(&decisionStore)
+        ScratchBuffer.makeUnique(&rowStartAliveStore)
+        ScratchBuffer.makeUnique(&eventScratchStore)
+    }
+
     /// Ranks the touched elements (`ElementRecord.isTouched`) in the local order, with their
     /// weights at the first row, and counts for every linked element the touched ones before
     /// it and for every rank the untouched elements after it (`untouchedAfter`). Runs once
@@ -291,16 +324,14 @@ struct ListSequenceMerge: Sendable {
     /// consecutive).
     private mutating func resetTouched(firstIncoming: Int32) {
         let elementCount = records.count
-        touchedBefore.removeAll(keepingCapacity: true)
-        touchedBefore.append(contentsOf: repeatElement(0, count: elementCount))
+        touchedBeforeStore.reset(count: elementCount, repeating: 0)
         touchedTotal = 0
         var touched: Int32 = 0
         for element in 2..<Int(firstIncoming) where records[element].isTouched {
             touched += 1
         }
         touchedWeights.reset(count: Int(touched))
-        untouchedAfter.removeAll(keepingCapacity: true)
-        untouchedAfter.append(contentsOf: repeatElement(0, count: Int(touched) + 1))
+        untouchedAfterStore.reset(count: Int(touched) + 1, repeating: 0)
         touched = 0
         for element in 2..<Int(firstIncoming) {
             touchedBefore[element] = touched
@@ -315,25 +346,19 @@ struct ListSequenceMerge: Sendable {
             }
         }
         touchedWeights.buildFromInitial()
-        incomingIndex.removeAll(keepingCapacity: true)
-        incomingIndex.append(contentsOf: repeatElement(0, count: incoming.count))
-        incomingPriorSize.removeAll(keepingCapacity: true)
-        incomingPriorSize.append(contentsOf: repeatElement(0, count: incoming.count))
+        incomingIndexStore.reset(count: incoming.count, repeating: 0)
+        incomingPriorSizeStore.reset(count: incoming.count, repeating: 0)
     }
 
     private mutating func resetElements(_ count: Int) {
-        records.removeAll(keepingCapacity: true)
-        records.append(contentsOf: repeatElement(
-            ElementRecord(next: -1, prev: -1, insertTime: 0, eraseTime: Self.never,
-                          incomingEraseTime: Self.never), count: count))
-        localElement.removeAll(keepingCapacity: true)
-        localElement.append(contentsOf: repeatElement(-1, count: local.count))
-        localLeft.removeAll(keepingCapacity: true)
-        localLeft.append(contentsOf: repeatElement(-1, count: local.count))
-        incomingElement.removeAll(keepingCapacity: true)
-        incomingElement.append(contentsOf: repeatElement(-1, count: incoming.count))
-        incomingLeft.removeAll(keepingCapacity: true)
-        incomingLeft.append(contentsOf: repeatElement(-1, count: incoming.count))
+        recordStore.reset(
+            count: count,
+            repeating: ElementRecord(next: -1, prev: -1, insertTime: 0, eraseTime: Self.never,
+                                     incomingEraseTime: Self.never))
+        localElementStore.reset(count: local.count, repeating: -1)
+        localLeftStore.reset(count: local.count, repeating: -1)
+        incomingElementStore.reset(count: incoming.count, repeating: -1)
+        incomingLeftStore.reset(count: incoming.count, repeating: -1)
         localAlive.removeAll(keepingCapacity: true)
         localAlive.append(contentsOf: repeatElement(true, count: local.count))
         incomingAlive.removeAll(keepingCapacity: true)
@@ -343,13 +368,14 @@ struct ListSequenceMerge: Sendable {
     /// Replays `edits` alone on the base (elements `firstBase ..< firstBase + S`), numbering
     /// inserted elements from `firstNew`: names each instruction's element (inserted or
     /// erased) and each insert's left neighbour in its state (or the head). False if an
-    /// instruction's prior size or index does not fit its state.
+    /// instruction's prior size or index does not fit its state. `edits` holds `inserts`
+    /// inserts.
     private static func replay(
-        _ edits: ContiguousArray<ListSequenceEdit>, path: inout PathSequence, firstBase: Int32,
-        baseCount: Int, firstNew: Int32, elements: inout ContiguousArray<Int32>,
-        lefts: inout ContiguousArray<Int32>
+        _ edits: ContiguousArray<ListSequenceEdit>, inserts: Int, path: inout PathSequence,
+        firstBase: Int32, baseCount: Int, firstNew: Int32,
+        elements: UnsafeMutableBufferPointer<Int32>, lefts: UnsafeMutableBufferPointer<Int32>
     ) -> Bool {
-        path.reset(firstBase..<(firstBase + Int32(baseCount)))
+        path.reset(firstBase..<(firstBase + Int32(baseCount)), inserts: inserts)
         var nextElement = firstNew
         for k in edits.indices {
             let edit = edits[k]
@@ -377,11 +403,12 @@ struct ListSequenceMerge: Sendable {
     /// incoming erase times.
     private mutating func replayBothSides(firstBase: Int32, baseCount: Int, firstLocal: Int32,
                                           firstIncoming: Int32) -> Bool {
-        guard Self.replay(local, path: &path, firstBase: firstBase, baseCount: baseCount,
-                          firstNew: firstLocal, elements: &localElement, lefts: &localLeft),
-            Self.replay(incoming, path: &path, firstBase: firstBase, baseCount: baseCount,
-                        firstNew: firstIncoming, elements: &incomingElement,
-                        lefts: &incomingLeft)
+        guard Self.replay(local, inserts: Int(firstIncoming - firstLocal), path: &path,
+                          firstBase: firstBase, baseCount: baseCount, firstNew: firstLocal,
+                          elements: localElement, lefts: localLeft),
+            Self.replay(incoming, inserts: records.count - Int(firstIncoming), path: &path,
+                        firstBase: firstBase, baseCount: baseCount, firstNew: firstIncoming,
+                        elements: incomingElement, lefts: incomingLeft)
         else { return false }
         for k in local.indices {
             let element = Int(localElement[k])
@@ -425,52 +452,49 @@ struct ListSequenceMerge: Sendable {
         let numbered = numberInOrder(count, from: 2)
         precondition(numbered == firstIncoming, "the local order misses an element")
         order.withUnsafeBufferPointer { map in
-            Self.renumber(&localElement, map: map, below: firstIncoming)
-            Self.renumber(&localLeft, map: map, below: firstIncoming)
-            Self.renumber(&incomingElement, map: map, below: firstIncoming)
-            Self.renumber(&incomingLeft, map: map, below: firstIncoming)
+            Self.renumber(localElement, map: map, below: firstIncoming)
+            Self.renumber(localLeft, map: map, below: firstIncoming)
+            Self.renumber(incomingElement, map: map, below: firstIncoming)
+            Self.renumber(incomingLeft, map: map, below: firstIncoming)
         }
-        records.withUnsafeMutableBufferPointer { records in
-            order.withUnsafeMutableBufferPointer { newNumber in
-                // Each cycle of the permutation once; a visited element's entry becomes -1.
-                for start in 2..<count where newNumber[start] >= 0 {
-                    var carried = records[start]
-                    var at = start
-                    while true {
-                        let target = Int(newNumber[at])
-                        newNumber[at] = -1
-                        let displaced = records[target]
-                        records[target] = carried
-                        if target == start { break }
-                        carried = displaced
-                        at = target
-                    }
+        let records = self.records
+        order.withUnsafeMutableBufferPointer { newNumber in
+            // Each cycle of the permutation once; a visited element's entry becomes -1.
+            for start in 2..<count where newNumber[start] >= 0 {
+                var carried = records[start]
+                var at = start
+                while true {
+                    let target = Int(newNumber[at])
+                    newNumber[at] = -1
+                    let displaced = records[target]
+                    records[target] = carried
+                    if target == start { break }
+                    carried = displaced
+                    at = target
                 }
-                // Consecutive in the order now: each one's neighbours are the numbers beside it.
-                for element in 2..<count {
-                    records[element].prev = Int32(element - 1)
-                    records[element].next = Int32(element + 1)
-                }
-                let first: Int32 = count > 2 ? 2 : Self.tail
-                let last: Int32 = count > 2 ? Int32(count - 1) : Self.head
-                records[Int(Self.head)].next = first
-                records[Int(Self.tail)].prev = last
-                if count > 2 {
-                    records[2].prev = Self.head
-                    records[count - 1].next = Self.tail
-                }
+            }
+            // Consecutive in the order now: each one's neighbours are the numbers beside it.
+            for element in 2..<count {
+                records[element].prev = Int32(element - 1)
+                records[element].next = Int32(element + 1)
+            }
+            let first: Int32 = count > 2 ? 2 : Self.tail
+            let last: Int32 = count > 2 ? Int32(count - 1) : Self.head
+            records[Int(Self.head)].next = first
+            records[Int(Self.tail)].prev = last
+            if count > 2 {
+                records[2].prev = Self.head
+                records[count - 1].next = Self.tail
             }
         }
     }
 
     /// Replaces each element number in `2 ..< bound` in `elements` by `map[number]` (the
     /// sentinels and incoming elements keep theirs).
-    private static func renumber(_ elements: inout ContiguousArray<Int32>,
+    private static func renumber(_ elements: UnsafeMutableBufferPointer<Int32>,
                                  map: UnsafeBufferPointer<Int32>, below bound: Int32) {
-        elements.withUnsafeMutableBufferPointer { elements in
-            for k in elements.indices where elements[k] > tail && elements[k] < bound {
-                elements[k] = map[Int(elements[k])]
-            }
+        for k in elements.indices where elements[k] > tail && elements[k] < bound {
+            elements[k] = map[Int(elements[k])]
         }
     }
 
@@ -531,16 +555,15 @@ struct ListSequenceMerge: Sendable {
 
     /// Sizes the region's buffers, once per run, for any region of `elementCount` elements.
     private mutating func sizeRegionBuffers(_ elementCount: Int) {
-        if region.count < elementCount {
-            region = ContiguousArray(repeating: 0, count: elementCount)
-            rowStartAlive = ContiguousArray(repeating: false, count: elementCount)
-            decision = ContiguousArray(repeating: 0, count: elementCount)
+        if regionStore.count < elementCount {
+            regionStore.reset(count: elementCount, repeating: 0)
+            rowStartAliveStore.reset(count: elementCount, repeating: false)
+            decisionStore.reset(count: elementCount, repeating: 0)
         }
         // Each local instruction is at most one event of a region.
-        if events.count < local.count {
-            events = ContiguousArray(repeating: 0, count: local.count)
-            eventScratch = ContiguousArray(repeating: 0,
-                                           count: local.count + Self.sortCounterSlots)
+        if eventStore.count < local.count {
+            eventStore.reset(count: local.count, repeating: 0)
+            eventScratchStore.reset(count: local.count + Self.sortCounterSlots, repeating: 0)
         }
         aliveBits.reserve(elementCount)
     }
@@ -550,24 +573,16 @@ struct ListSequenceMerge: Sendable {
     private mutating func withRegionBuffers<Result>(_ body: (RegionBuffers) -> Result)
         -> Result
     {
-        records.withUnsafeBufferPointer { records in
-            local.withUnsafeBufferPointer { local in
-                region.withUnsafeMutableBufferPointer { region in
-                    rowStartAlive.withUnsafeMutableBufferPointer { rowStartAlive in
-                        decision.withUnsafeMutableBufferPointer { decision in
-                            events.withUnsafeMutableBufferPointer { events in
-                                eventScratch.withUnsafeMutableBufferPointer { scratch in
-                                    aliveBits.withView { alive in
-                                        body(RegionBuffers(
-                                            records: records, local: local, region: region,
-                                            rowStartAlive: rowStartAlive, decision: decision,
-                                            events: events, scratch: scratch, alive: alive))
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+        let records = UnsafeBufferPointer(self.records)
+        let (region, decision) = (region, decision)
+        let (rowStartAlive, events) = (rowStartAliveStore.buffer, eventStore.buffer)
+        let scratch = eventScratchStore.buffer
+        return local.withUnsafeBufferPointer { local in
+            aliveBits.withView { alive in
+                body(RegionBuffers(
+                    records: records, local: local, region: region,
+                    rowStartAlive: rowStartAlive, decision: decision,
+                    events: events, scratch: scratch, alive: alive))
             }
         }
     }
@@ -586,25 +601,29 @@ struct ListSequenceMerge: Sendable {
         // `eraseFlag`), and x's gap before the row's first local instruction: the nearest
         // elements alive then on either side of x (region positions; -1 and the region's size
         // when there is none).
+        // The buffers in locals: read through `b`, each of the loops below reloaded them after
+        // every store (the stores could alias the parameter's memory).
+        let (records, local, region) = (b.records, b.local, b.region)
+        let (rowStartAlive, decision, regionEvents) = (b.rowStartAlive, b.decision, b.events)
         var regionCount = 0
         var eventCount = 0
         var leftPosition = -1
         var gapLeft = -1
         var gapRight = -1
         let leftIsAnchor = left == anchorLeft
-        var cursor = b.records[Int(anchorLeft)].next
+        var cursor = records[Int(anchorLeft)].next
         while true {
-            let record = b.records[Int(cursor)]
+            let record = records[Int(cursor)]
             // An anchor ends the region (none stands between `anchorLeft` and `left`).
             if cursor <= tail || record.isAnchor(time) { break }
             let q = regionCount
             let position = UInt64(q)
             if record.insertTime != 0 {
-                b.events[eventCount] = UInt64(record.insertTime) << 32 | position
+                regionEvents[eventCount] = UInt64(record.insertTime) << 32 | position
                 eventCount += 1
             }
             if record.eraseTime != never && record.incomingEraseTime >= time {
-                b.events[eventCount] = UInt64(record.eraseTime) << 32 | eraseFlag | position
+                regionEvents[eventCount] = UInt64(record.eraseTime) << 32 | eraseFlag | position
                 eventCount += 1
             }
             if cursor == left { leftPosition = q }
@@ -616,9 +635,9 @@ struct ListSequenceMerge: Sendable {
                     gapRight = q
                 }
             }
-            b.region[q] = cursor
-            b.rowStartAlive[q] = alive
-            b.decision[q] = 0
+            region[q] = cursor
+            rowStartAlive[q] = alive
+            decision[q] = 0
             regionCount += 1
             cursor = record.next
         }
@@ -630,24 +649,24 @@ struct ListSequenceMerge: Sendable {
         // on its side of the gap. An erase of a gap end widens the gap to the next element
         // alive on that side. (The grid compares indices: an element's index equals x's
         // exactly when it lands in x's gap, and an erase moves x only when below it.)
-        let startAlive = UnsafeBufferPointer(rebasing: b.rowStartAlive[0..<regionCount])
+        let startAlive = UnsafeBufferPointer(rebasing: rowStartAlive[0..<regionCount])
         let alive = b.alive.reset(startAlive)
-        let events = UnsafeMutableBufferPointer(rebasing: b.events[0..<eventCount])
-        sortByTime(events, scratch: b.scratch, timeBound: UInt32(b.local.count) + 1)
+        let events = UnsafeMutableBufferPointer(rebasing: regionEvents[0..<eventCount])
+        sortByTime(events, scratch: b.scratch, timeBound: UInt32(local.count) + 1)
         for event in events {
             let q = Int(truncatingIfNeeded: event & positionMask)
             if event & eraseFlag == 0 {
                 if q > gapLeft && q < gapRight {
                     let eventTime = Int(truncatingIfNeeded: event >> 32)
-                    if b.local[eventTime - 1].rank > rank {
-                        b.decision[q] = 1  // x before y
+                    if local[eventTime - 1].rank > rank {
+                        decision[q] = 1  // x before y
                         gapRight = q
                     } else {
-                        b.decision[q] = 2  // x after y
+                        decision[q] = 2  // x after y
                         gapLeft = q
                     }
                 } else {
-                    b.decision[q] = q < gapLeft ? 2 : 1
+                    decision[q] = q < gapLeft ? 2 : 1
                 }
                 alive.insert(q)
             } else {
@@ -664,11 +683,11 @@ struct ListSequenceMerge: Sendable {
         var lastBefore = -1
         var firstAfter = regionCount
         for q in 0..<regionCount {
-            if b.decision[q] == 0 && b.rowStartAlive[q] {
-                b.decision[q] = q <= leftPosition ? 2 : 1
+            if decision[q] == 0 && rowStartAlive[q] {
+                decision[q] = q <= leftPosition ? 2 : 1
             }
-            if b.decision[q] == 2 { lastBefore = q }
-            if b.decision[q] == 1 && firstAfter == regionCount { firstAfter = q }
+            if decision[q] == 2 { lastBefore = q }
+            if decision[q] == 1 && firstAfter == regionCount { firstAfter = q }
         }
         return (anchorRight, regionCount, firstAfter, lastBefore)
     }
@@ -776,9 +795,15 @@ struct ListSequenceMerge: Sendable {
         var target = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
         var shift: UInt64 = 32
         var bound = timeBound
-        // Digits of 8 bits, or of 11 for many events with large times (two passes instead of
-        // three for times up to 2^22: clearing and summing 2,048 counters pays off only then).
-        let bits: UInt64 = count >= 4_096 && bound >= 1 << 16 ? 11 : 8
+        // As many passes as digits of 8 bits need (of 11 for many events with large times: two
+        // passes instead of three for times up to 2^22, where clearing and summing 2,048
+        // counters pays off), with the time's bits spread evenly over them: times below 2^14
+        // take two passes of 7 bits, clearing and summing 128 counters a pass instead of 256
+        // (a region holds about a hundred events).
+        let widest: Int = count >= 4_096 && bound >= 1 << 16 ? 11 : 8
+        let timeBits = max(1, UInt32.bitWidth - bound.leadingZeroBitCount)
+        let passes = (timeBits + widest - 1) / widest
+        let bits = UInt64((timeBits + passes - 1) / passes)
         let digits = 1 << Int(bits)
         let mask = UInt64(digits - 1)
         let counters = UnsafeMutableBufferPointer(rebasing: scratch[count..<(count + digits)])
@@ -898,12 +923,13 @@ private struct RegionBuffers {
 
 /// A Fenwick tree of counts over positions `0 ..< count`.
 struct FenwickTree: Sendable {
-    private var tree: ContiguousArray<Int32> = []
+    private var store = ScratchBuffer<Int32>()
+    private var tree: UnsafeMutableBufferPointer<Int32> { store.buffer }
 
     /// Zeroes `count` positions; `setInitial` then `buildFromInitial` fill them in O(count).
     mutating func reset(count: Int) {
-        tree.removeAll(keepingCapacity: true)
-        tree.append(contentsOf: repeatElement(0, count: count + 1))
+        ScratchBuffer.makeUnique(&store)
+        store.reset(count: count + 1, repeating: 0)
     }
 
     /// Sets position `position` before `buildFromInitial`.
@@ -912,40 +938,37 @@ struct FenwickTree: Sendable {
 
     /// Turns the values set by `setInitial` into the tree, in O(count).
     mutating func buildFromInitial() {
-        let size = tree.count
-        tree.withUnsafeMutableBufferPointer { t in
-            var j = 1
-            while j < size {
-                let parent = j + (j & -j)
-                if parent < size { t[parent] &+= t[j] }
-                j += 1
-            }
+        let t = tree
+        let size = t.count
+        var j = 1
+        while j < size {
+            let parent = j + (j & -j)
+            if parent < size { t[parent] &+= t[j] }
+            j += 1
         }
     }
 
     /// The sum of positions `0 ..< position`.
     @inline(__always)
     func prefix(_ position: Int) -> Int {
+        let t = tree
         var sum: Int32 = 0
         var j = position
-        tree.withUnsafeBufferPointer { t in
-            while j > 0 {
-                sum &+= t[j]
-                j &= j - 1
-            }
+        while j > 0 {
+            sum &+= t[j]
+            j &= j - 1
         }
         return Int(sum)
     }
 
     @inline(__always)
     mutating func add(_ position: Int, _ delta: Int32) {
-        let size = tree.count
+        let t = tree
+        let size = t.count
         var j = position + 1
-        tree.withUnsafeMutableBufferPointer { t in
-            while j < size {
-                t[j] &+= delta
-                j += j & -j
-            }
+        while j < size {
+            t[j] &+= delta
+            j += j & -j
         }
     }
 }
@@ -957,6 +980,9 @@ struct FenwickTree: Sendable {
 /// The chunks live in one buffer (`slab`), `stride` slots per chunk ID, so a reset reuses the
 /// memory of the last one: with an array per chunk, every reset allocated each chunk again
 /// (a list merge resets its sequences once per row; most of its allocations came from here).
+/// A reset sizes every buffer for the inserts to come (`reset(_:inserts:)`: a split needs 64
+/// inserts into its chunk since the chunk was made), so an insert or remove writes them
+/// through raw pointers (`ScratchBuffer`), without an array's uniqueness check per write.
 ///
 /// It could also find an element's position (a map from elements to chunks), for the grid's
 /// last column; `ListSequenceMerge` reads that column from the touched elements' weights
@@ -969,54 +995,66 @@ struct PathSequence: Sendable {
 
     private(set) var count = 0
     /// Chunk ID `id` holds its elements at `slab[id * stride ..< id * stride + size]`, where
-    /// size is its `chunkCounts` entry; `order` lists the IDs in sequence order.
-    private var slab: ContiguousArray<Int32> = []
-    /// Chunks made so far (IDs `0 ..< chunkCount`), one `chunkCounts` entry each.
-    private var chunkCount: Int { chunkCounts.count }
-    private var order: ContiguousArray<Int32> = []
+    /// size is its `chunkCounts` entry; `order` lists the IDs in sequence order. Slots past a
+    /// chunk's size are never read.
+    private var slabStore = ScratchBuffer<Int32>()
+    private var orderStore = ScratchBuffer<Int32>()
     /// `chunkCounts[c]`: the size of the chunk at sequence position c.
-    private var chunkCounts: ContiguousArray<Int32> = []
+    private var chunkCountStore = ScratchBuffer<Int32>()
     /// `groupCounts[g]`: the sum of `chunkCounts[32 g ..< 32 g + 32]`.
-    private var groupCounts: ContiguousArray<Int32> = []
+    private var groupCountStore = ScratchBuffer<Int32>()
+    /// Chunks made so far (IDs `0 ..< chunkCount`), and the room for them.
+    private var chunkCount = 0
+    private var chunkCapacity = 0
 
-    /// Holds `elements` in order.
-    mutating func reset(_ elements: Range<Int32>) {
-        slab.removeAll(keepingCapacity: true)
-        order.removeAll(keepingCapacity: true)
-        chunkCounts.removeAll(keepingCapacity: true)
-        // Chunks start half full, so inserts split them rarely.
+    private var slab: UnsafeMutableBufferPointer<Int32> { slabStore.buffer }
+    private var order: UnsafeMutableBufferPointer<Int32> { orderStore.buffer }
+    private var chunkCounts: UnsafeMutableBufferPointer<Int32> { chunkCountStore.buffer }
+    private var groupCounts: UnsafeMutableBufferPointer<Int32> { groupCountStore.buffer }
+
+    /// Holds `elements` in order, with room for up to `inserts` inserts.
+    mutating func reset(_ elements: Range<Int32>, inserts: Int) {
+        ScratchBuffer.makeUnique(&slabStore)
+        ScratchBuffer.makeUnique(&orderStore)
+        ScratchBuffer.makeUnique(&chunkCountStore)
+        ScratchBuffer.makeUnique(&groupCountStore)
+        // Chunks start half full, so inserts split them rarely. A split takes a chunk of
+        // `chunkMax + 1` to two of at least `half`, and only inserts fill a chunk: at most
+        // one split per `half` inserts.
         let half = Self.chunkMax / 2
-        slab.reserveCapacity(Swift.max(1, (elements.count + half - 1) / half) * Self.stride)
-        var filled = 0
-        for element in elements {
-            if filled == half {
-                closeChunk(filled)
-                filled = 0
+        let initialChunks = Swift.max(1, (elements.count + half - 1) / half)
+        chunkCapacity = initialChunks + inserts / half + 1
+        slabStore.reset(count: chunkCapacity * Self.stride, repeating: 0)
+        orderStore.reset(count: chunkCapacity, repeating: 0)
+        chunkCountStore.reset(count: chunkCapacity, repeating: 0)
+        groupCountStore.reset(count: chunkCapacity / Self.groupWidth + 1, repeating: 0)
+        let (slab, order, chunkCounts) = (slab, order, chunkCounts)
+        chunkCount = initialChunks
+        var element = elements.lowerBound
+        for chunk in 0..<initialChunks {
+            let filled = Swift.min(half, Int(elements.upperBound - element))
+            for offset in 0..<filled {
+                slab[chunk * Self.stride + offset] = element
+                element += 1
             }
-            slab.append(element)
-            filled += 1
+            order[chunk] = Int32(chunk)
+            chunkCounts[chunk] = Int32(filled)
         }
-        if filled > 0 || chunkCount == 0 { closeChunk(filled) }
         count = elements.count
         rebuildCounts()
     }
 
-    /// Ends the chunk being filled with `filled` elements: pads its slots and lists it.
-    private mutating func closeChunk(_ filled: Int) {
-        slab.append(contentsOf: repeatElement(0, count: Self.stride - filled))
-        order.append(Int32(chunkCount))
-        chunkCounts.append(Int32(filled))
-    }
-
-    private mutating func rebuildCounts() {
-        groupCounts.removeAll(keepingCapacity: true)
+    private func rebuildCounts() {
+        let (chunkCounts, groupCounts) = (chunkCounts, groupCounts)
+        var group = 0
         var start = 0
-        while start < chunkCounts.count {
+        while start < chunkCount {
             var sum: Int32 = 0
-            for c in start..<min(start + Self.groupWidth, chunkCounts.count) {
+            for c in start..<min(start + Self.groupWidth, chunkCount) {
                 sum += chunkCounts[c]
             }
-            groupCounts.append(sum)
+            groupCounts[group] = sum
+            group += 1
             start += Self.groupWidth
         }
     }
@@ -1025,32 +1063,31 @@ struct PathSequence: Sendable {
     /// is the end of the last chunk), and the offset within it.
     @inline(__always)
     private func locate(_ index: Int) -> (position: Int, offset: Int) {
-        groupCounts.withUnsafeBufferPointer { groups in
-            chunkCounts.withUnsafeBufferPointer { chunks in
-                var remaining = Int32(truncatingIfNeeded: index)
-                var group = 0
-                let lastGroup = groups.count - 1
-                while group < lastGroup && remaining >= groups[group] {
-                    remaining &-= groups[group]
-                    group &+= 1
-                }
-                var position = group &* Self.groupWidth
-                let lastPosition = min(position &+ Self.groupWidth, chunks.count) &- 1
-                while position < lastPosition && remaining >= chunks[position] {
-                    remaining &-= chunks[position]
-                    position &+= 1
-                }
-                return (position, Int(remaining))
-            }
+        let (groups, chunks) = (groupCounts, chunkCounts)
+        var remaining = Int32(truncatingIfNeeded: index)
+        var group = 0
+        let lastGroup = (chunkCount - 1) / Self.groupWidth
+        while group < lastGroup && remaining >= groups[group] {
+            remaining &-= groups[group]
+            group &+= 1
         }
+        var position = group &* Self.groupWidth
+        let lastPosition = min(position &+ Self.groupWidth, chunkCount) &- 1
+        while position < lastPosition && remaining >= chunks[position] {
+            remaining &-= chunks[position]
+            position &+= 1
+        }
+        return (position, Int(remaining))
     }
 
     func element(at index: Int) -> Int32 {
+        precondition(index >= 0 && index < count, "index out of range")
         let (position, offset) = locate(index)
         return slab[Int(order[position]) * Self.stride + offset]
     }
 
     mutating func insert(_ element: Int32, at index: Int) {
+        precondition(index >= 0 && index <= count, "index out of range")
         let (position, offset) = locate(index)
         insert(element, position: position, offset: offset)
     }
@@ -1058,6 +1095,7 @@ struct PathSequence: Sendable {
     /// Inserts `element` at `index` (above 0) and returns the element it follows: one lookup
     /// instead of `element(at: index - 1)` and then `insert(_:at:)`.
     mutating func insert(_ element: Int32, returningLeftAt index: Int) -> Int32 {
+        precondition(index > 0 && index <= count, "index out of range")
         let (position, offset) = locate(index)
         // At a chunk's start the left neighbour ends an earlier chunk (perhaps not the one
         // just before: removes can empty a chunk).
@@ -1069,48 +1107,48 @@ struct PathSequence: Sendable {
 
     /// Inserts `element` at `offset` of the chunk at sequence position `position`.
     private mutating func insert(_ element: Int32, position: Int, offset: Int) {
+        let (slab, order, chunkCounts) = (slab, order, chunkCounts)
         let id = Int(order[position])
         let size = Int(chunkCounts[position])
         let first = id * Self.stride
-        slab.withUnsafeMutableBufferPointer { slots in
-            let chunk = slots.baseAddress! + first
-            (chunk + offset + 1).update(from: chunk + offset, count: size - offset)
-            chunk[offset] = element
-        }
-        chunkCounts[position] += 1
+        let chunk = slab.baseAddress! + first
+        (chunk + offset + 1).update(from: chunk + offset, count: size - offset)
+        chunk[offset] = element
+        chunkCounts[position] = Int32(size + 1)
         groupCounts[position / Self.groupWidth] += 1
         count += 1
         if size + 1 > Self.chunkMax {
             // Split: the upper half moves to a new chunk, placed right after this one.
+            precondition(chunkCount < chunkCapacity, "more inserts than the reset allowed")
             let half = (size + 1) / 2
             let tailCount = size + 1 - half
             let newID = chunkCount
-            slab.append(contentsOf: repeatElement(0, count: Self.stride))
-            slab.withUnsafeMutableBufferPointer { slots in
-                let base = slots.baseAddress!
-                (base + newID * Self.stride).update(from: base + first + half, count: tailCount)
-            }
-            order.insert(Int32(newID), at: position + 1)
+            (slab.baseAddress! + newID * Self.stride).update(from: chunk + half, count: tailCount)
+            let moved = chunkCount - position - 1
+            (order.baseAddress! + position + 2).update(
+                from: order.baseAddress! + position + 1, count: moved)
+            (chunkCounts.baseAddress! + position + 2).update(
+                from: chunkCounts.baseAddress! + position + 1, count: moved)
+            order[position + 1] = Int32(newID)
             chunkCounts[position] = Int32(half)
-            chunkCounts.insert(Int32(tailCount), at: position + 1)
+            chunkCounts[position + 1] = Int32(tailCount)
+            chunkCount += 1
             rebuildCounts()
         }
     }
 
     mutating func remove(at index: Int) -> Int32 {
+        precondition(index >= 0 && index < count, "index out of range")
         let (position, offset) = locate(index)
+        let chunkCounts = chunkCounts
         let size = Int(chunkCounts[position])
-        let first = Int(order[position]) * Self.stride
-        let element = slab.withUnsafeMutableBufferPointer { slots in
-            let chunk = slots.baseAddress! + first
-            let removed = chunk[offset]
-            (chunk + offset).update(from: chunk + offset + 1, count: size - offset - 1)
-            return removed
-        }
-        chunkCounts[position] -= 1
+        let chunk = slab.baseAddress! + Int(order[position]) * Self.stride
+        let removed = chunk[offset]
+        (chunk + offset).update(from: chunk + offset + 1, count: size - offset - 1)
+        chunkCounts[position] = Int32(size - 1)
         groupCounts[position / Self.groupWidth] -= 1
         count -= 1
-        return element
+        return removed
     }
 }
 

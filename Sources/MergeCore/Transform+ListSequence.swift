@@ -77,19 +77,7 @@ extension Transformer {
         // The local side: count each candidate's instructions, rejecting a group with any other.
         sequenceLocalStart.removeAll(keepingCapacity: true)
         sequenceLocalStart.append(contentsOf: repeatElement(0, count: rootCount + 1))
-        let localCount = arena.localCount
-        for slot in 0..<localCount where arena.isAlive(slot) {
-            let node = arena.node[slot]
-            if node < 0 { continue }
-            let root = Int(nodeRoot[Int(node)])
-            if sequencedGroup[root] != Self.sequenceCandidate { continue }
-            let first = Int(groupPositions[Int(groupStart[root])])
-            if isListEdit(slot, node: arena.node[first], field: arena.field[first]) {
-                sequenceLocalStart[root + 1] += 1
-            } else {
-                sequencedGroup[root] = Self.sequenceRejected
-            }
-        }
+        countSequenceLocals()
         let settings = listSequenceSettings
         for root in 0..<rootCount {
             let localInGroup = Int(sequenceLocalStart[root + 1])
@@ -117,14 +105,7 @@ extension Transformer {
         sequenceLocalSlots.append(contentsOf: repeatElement(0, count: slotCount))
         sequenceCursor.removeAll(keepingCapacity: true)
         sequenceCursor.append(contentsOf: sequenceLocalStart)
-        for slot in 0..<localCount where arena.isAlive(slot) {
-            let node = arena.node[slot]
-            if node < 0 { continue }
-            let root = Int(nodeRoot[Int(node)])
-            if sequencedGroup[root] != Self.sequenceCandidate { continue }
-            sequenceLocalSlots[Int(sequenceCursor[root])] = Int32(slot)
-            sequenceCursor[root] += 1
-        }
+        fillSequenceLocals()
         var anyMerged = false
         for root in 0..<rootCount where sequencedGroup[root] == Self.sequenceCandidate {
             if mergeListSequence(root) {
@@ -137,6 +118,70 @@ extension Transformer {
             }
         }
         return anyMerged
+    }
+
+    /// Counts each candidate group's alive local slots into `sequenceLocalStart[root + 1]`, and
+    /// rejects a candidate with a local slot that is not an edit of its list.
+    private mutating func countSequenceLocals() {
+        let (localCount, nodeRoot) = (arena.localCount, nodeRoot)
+        let (groupStart, groupPositions) = (groupStart, groupPositions)
+        arena.withColumns { columns in
+            sequencedGroup.withUnsafeMutableBufferPointer { group in
+                sequenceLocalStart.withUnsafeMutableBufferPointer { counts in
+                    Self.forEachCandidateLocal(localCount, columns, nodeRoot, group) { slot, root in
+                        let first = Int(groupPositions[Int(groupStart[root])])
+                        let kind = columns.kind[slot]
+                        if (kind == Kind.arrayInsert || kind == Kind.arrayErase)
+                            && columns.node[slot] == columns.node[first]
+                            && columns.field[slot] == columns.field[first]
+                        {
+                            counts[root + 1] &+= 1
+                        } else {
+                            group[root] = Self.sequenceRejected
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lists each candidate group's local slots in order into `sequenceLocalSlots` (a counting
+    /// sort by group, `sequenceCursor` holding each group's next place).
+    private mutating func fillSequenceLocals() {
+        let (localCount, nodeRoot) = (arena.localCount, nodeRoot)
+        arena.withColumns { columns in
+            sequencedGroup.withUnsafeMutableBufferPointer { group in
+                sequenceCursor.withUnsafeMutableBufferPointer { cursor in
+                    sequenceLocalSlots.withUnsafeMutableBufferPointer { slots in
+                        Self.forEachCandidateLocal(localCount, columns, nodeRoot, group) {
+                            slot, root in
+                            slots[Int(cursor[root])] = Int32(slot)
+                            cursor[root] &+= 1
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with each alive local slot (of the first `count`) whose group is still a
+    /// candidate, in slot order, and its group root; `body` may change the groups' states.
+    /// Through raw buffers: the loop visits every local slot of the merge (the whole window,
+    /// for a server), and each array access on `self` checked uniqueness or bounds.
+    @inline(__always)
+    private static func forEachCandidateLocal(
+        _ count: Int, _ columns: TransformArena.Columns, _ nodeRoot: ContiguousArray<Int32>,
+        _ group: UnsafeMutableBufferPointer<UInt8>, _ body: (Int, Int) -> Void
+    ) {
+        nodeRoot.withUnsafeBufferPointer { nodeRoot in
+            for slot in 0..<count where columns.flags[slot] & TransformArena.alive != 0 {
+                let node = columns.node[slot]
+                if node < 0 { continue }
+                let root = Int(nodeRoot[Int(node)])
+                if group[root] != sequenceCandidate { continue }
+                body(slot, root)
+            }
+        }
     }
 
     /// Whether the incoming slots at `positions` are all alive ArrayInsert or ArrayErase
@@ -193,23 +238,51 @@ extension Transformer {
 }
 
 extension TransformArena {
+    /// The flags, kind, node and field columns as raw buffers, for loops over many slots.
+    struct Columns {
+        let flags: UnsafeBufferPointer<UInt8>
+        let kind: UnsafeBufferPointer<UInt8>
+        let node: UnsafeBufferPointer<Int32>
+        let field: UnsafeBufferPointer<UInt32>
+    }
+
+    func withColumns<Result>(_ body: (Columns) -> Result) -> Result {
+        flags.withUnsafeBufferPointer { flags in
+            kind.withUnsafeBufferPointer { kind in
+                node.withUnsafeBufferPointer { node in
+                    field.withUnsafeBufferPointer { field in
+                        body(Columns(flags: flags, kind: kind, node: node, field: field))
+                    }
+                }
+            }
+        }
+    }
+
     /// Replaces `edits` with the sequence merge's view of `slots` (alive ArrayInsert and
-    /// ArrayErase slots), read through raw buffers in one append: appending slot by slot
-    /// checked the array's uniqueness each time (the merge is a property of the transformer).
+    /// ArrayErase slots), written through raw buffers: appending slot by slot checked the
+    /// array's uniqueness each time (the merge is a property of the transformer), and a lazy
+    /// map appended element by element.
     func readSequenceEdits(_ slots: ArraySlice<Int32>, ranks: ContiguousArray<UInt32>,
                            into edits: inout ContiguousArray<ListSequenceEdit>) {
         edits.removeAll(keepingCapacity: true)
-        kind.withUnsafeBufferPointer { kind in
-            index.withUnsafeBufferPointer { index in
-                priorSize.withUnsafeBufferPointer { priorSize in
-                    changeset.withUnsafeBufferPointer { changeset in
-                        ranks.withUnsafeBufferPointer { ranks in
-                            edits.append(contentsOf: slots.lazy.map { slot in
-                                let s = Int(slot)
-                                return ListSequenceEdit(
-                                    isInsert: kind[s] == Kind.arrayInsert, index: index[s],
-                                    priorSize: priorSize[s], rank: ranks[Int(changeset[s])])
-                            })
+        edits.append(contentsOf: repeatElement(
+            ListSequenceEdit(isInsert: false, index: 0, priorSize: 0, rank: 0), count: slots.count))
+        edits.withUnsafeMutableBufferPointer { edits in
+            slots.withUnsafeBufferPointer { slots in
+                kind.withUnsafeBufferPointer { kind in
+                    index.withUnsafeBufferPointer { index in
+                        priorSize.withUnsafeBufferPointer { priorSize in
+                            changeset.withUnsafeBufferPointer { changeset in
+                                ranks.withUnsafeBufferPointer { ranks in
+                                    for offset in 0..<slots.count {
+                                        let s = Int(slots[offset])
+                                        edits[offset] = ListSequenceEdit(
+                                            isInsert: kind[s] == Kind.arrayInsert,
+                                            index: index[s], priorSize: priorSize[s],
+                                            rank: ranks[Int(changeset[s])])
+                                    }
+                                }
+                            }
                         }
                     }
                 }

@@ -343,7 +343,7 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
     @Test func pathSequenceMatchesAnArray() {
         let random = RandomStream(seed: 7, id: StreamID(domain: 0x5053_4551))
         var path = PathSequence()
-        path.reset(0..<300)
+        path.reset(0..<300, inserts: 20_000)
         var array = Array(0..<300 as Range<Int32>)
         var nextElement: Int32 = 300
         for _ in 0..<20_000 {
@@ -382,7 +382,7 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         for round in 0..<3 {
             let first = Int32(1_000 * round)
             let initial = first..<(first + Int32(50 + 400 * (2 - round)))
-            path.reset(initial)
+            path.reset(initial, inserts: 6_000)
             var array = Array(initial)
             var nextElement: Int32 = 100_000
             for step in 0..<6_000 {
