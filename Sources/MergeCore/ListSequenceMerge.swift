@@ -66,10 +66,11 @@
 //! comparison. Inside, the row is replayed on the region alone: its local inserts and live
 //! local erases in time order, each compared with x as the grid would. The grid compares
 //! indices, but an insert's index equals x's exactly when it lands in x's gap (between x's
-//! nearest alive neighbours), so the replay follows the gap (`replayRegion`) with a bit set
-//! of the region's alive elements (`AliveBits`). A region holds the local elements between two
-//! consecutive anchors; the first incoming inserts have few anchors, so over a group the
-//! replays cover about L · ln(D) elements.
+//! nearest alive neighbours), so the replay follows the gap (`replayRegion`): it sorts the
+//! region's inserts by time, and takes an erase only when it hits an end of the gap (each
+//! end's erase time is known), widening the gap to the nearest element alive then. A region
+//! holds the local elements between two consecutive anchors; the first incoming inserts have
+//! few anchors, so over a group the replays cover about L · ln(D) elements.
 //!
 //! The order is kept true to every state of the current row and later ones, and only to
 //! those: two elements that no such state holds together may stand in either order. That is
@@ -164,10 +165,9 @@ struct ListSequenceMerge: Sendable {
     private static let head: Int32 = 0
     private static let tail: Int32 = 1
     static let never = UInt32.max
-    /// A region event: local time in the high 32 bits, then this flag for an erase, then the
-    /// region position.
-    private static let eraseFlag: UInt64 = 1 << 31
-    private static let positionMask: UInt64 = eraseFlag - 1
+    /// A region event (a local insert): local time in the high 32 bits, the region position
+    /// in the low 32.
+    private static let positionMask = UInt64(UInt32.max)
 
     /// Each element's neighbours in the order and its times, together: the region walk reads
     /// them for each element it passes, one cache line instead of five arrays.
@@ -221,8 +221,7 @@ struct ListSequenceMerge: Sendable {
     private var eventStore = ScratchBuffer<UInt64>()
     private var decisionStore = ScratchBuffer<UInt8>()
     private var decision: UnsafeMutableBufferPointer<UInt8> { decisionStore.buffer }
-    private var rowStartAliveStore = ScratchBuffer<Bool>()
-    private var aliveBits = AliveBits()
+    private var lifeStore = ScratchBuffer<UInt64>()
     private var after: ContiguousArray<Int32> = []
     private var eventScratchStore = ScratchBuffer<UInt64>()
 
@@ -313,7 +312,7 @@ struct ListSequenceMerge: Sendable {
         ScratchBuffer.makeUnique(&regionStore)
         ScratchBuffer.makeUnique(&eventStore)
         ScratchBuffer.makeUnique(&decisionStore)
-        ScratchBuffer.makeUnique(&rowStartAliveStore)
+        ScratchBuffer.makeUnique(&lifeStore)
         ScratchBuffer.makeUnique(&eventScratchStore)
     }
 
@@ -557,7 +556,7 @@ struct ListSequenceMerge: Sendable {
     private mutating func sizeRegionBuffers(_ elementCount: Int) {
         if regionStore.count < elementCount {
             regionStore.reset(count: elementCount, repeating: 0)
-            rowStartAliveStore.reset(count: elementCount, repeating: false)
+            lifeStore.reset(count: elementCount, repeating: 0)
             decisionStore.reset(count: elementCount, repeating: 0)
         }
         // Each local instruction is at most one event of a region.
@@ -565,7 +564,6 @@ struct ListSequenceMerge: Sendable {
             eventStore.reset(count: local.count, repeating: 0)
             eventScratchStore.reset(count: local.count + Self.sortCounterSlots, repeating: 0)
         }
-        aliveBits.reserve(elementCount)
     }
 
     /// The region's buffers (`sizeRegionBuffers` first), with the records and local
@@ -575,15 +573,11 @@ struct ListSequenceMerge: Sendable {
     {
         let records = UnsafeBufferPointer(self.records)
         let (region, decision) = (region, decision)
-        let (rowStartAlive, events) = (rowStartAliveStore.buffer, eventStore.buffer)
+        let (life, events) = (lifeStore.buffer, eventStore.buffer)
         let scratch = eventScratchStore.buffer
         return local.withUnsafeBufferPointer { local in
-            aliveBits.withView { alive in
-                body(RegionBuffers(
-                    records: records, local: local, region: region,
-                    rowStartAlive: rowStartAlive, decision: decision,
-                    events: events, scratch: scratch, alive: alive))
-            }
+            body(RegionBuffers(records: records, local: local, region: region, life: life,
+                               decision: decision, events: events, scratch: scratch))
         }
     }
 
@@ -596,17 +590,19 @@ struct ListSequenceMerge: Sendable {
     private static func replayRegion(
         _ b: RegionBuffers, after anchorLeft: Int32, left: Int32, time: UInt32, rank: UInt32
     ) -> (anchorRight: Int32, regionCount: Int, firstAfter: Int, lastBefore: Int)? {
-        // The region, with the row's events on it (each local insert of a region element, and
-        // each local erase of one that no earlier incoming instruction erased; an erase carries
-        // `eraseFlag`), and x's gap before the row's first local instruction: the nearest
-        // elements alive then on either side of x (region positions; -1 and the region's size
-        // when there is none).
+        // The region, with the row's inserts on it (each local insert of a region element, by
+        // time), each element's lifetime in the row (`life`: the local time that inserts it,
+        // 0 if alive at the row's start, `never` if never alive in the row; and the local time
+        // that erases it, if no earlier incoming instruction did, else `never`), and x's gap
+        // before the row's first local instruction: the nearest elements alive then on either
+        // side of x (region positions; -1 and the region's size when there is none).
         // The buffers in locals: read through `b`, each of the loops below reloaded them after
         // every store (the stores could alias the parameter's memory).
         let (records, local, region) = (b.records, b.local, b.region)
-        let (rowStartAlive, decision, regionEvents) = (b.rowStartAlive, b.decision, b.events)
+        let (life, decision, regionEvents) = (b.life, b.decision, b.events)
         var regionCount = 0
         var eventCount = 0
+        var anyErase = false
         var leftPosition = -1
         var gapLeft = -1
         var gapRight = -1
@@ -617,18 +613,20 @@ struct ListSequenceMerge: Sendable {
             // An anchor ends the region (none stands between `anchorLeft` and `left`).
             if cursor <= tail || record.isAnchor(time) { break }
             let q = regionCount
-            let position = UInt64(q)
+            var born = never
             if record.insertTime != 0 {
-                regionEvents[eventCount] = UInt64(record.insertTime) << 32 | position
+                regionEvents[eventCount] = UInt64(record.insertTime) << 32 | UInt64(q)
                 eventCount += 1
+                born = record.insertTime
             }
+            var erased = never
             if record.eraseTime != never && record.incomingEraseTime >= time {
-                regionEvents[eventCount] = UInt64(record.eraseTime) << 32 | eraseFlag | position
-                eventCount += 1
+                erased = record.eraseTime
+                anyErase = true
             }
             if cursor == left { leftPosition = q }
-            let alive = record.isAliveAtRowStart(time)
-            if alive {
+            if record.isAliveAtRowStart(time) {
+                born = 0
                 if (!leftIsAnchor && leftPosition < 0) || q == leftPosition {
                     gapLeft = q
                 } else if gapRight < 0 {
@@ -636,46 +634,62 @@ struct ListSequenceMerge: Sendable {
                 }
             }
             region[q] = cursor
-            rowStartAlive[q] = alive
+            life[q] = UInt64(born) << 32 | UInt64(erased)
             decision[q] = 0
             regionCount += 1
             cursor = record.next
         }
-        if eventCount == 0 { return nil }
+        if eventCount == 0 && !anyErase { return nil }
         let anchorRight = cursor
         if gapRight < 0 { gapRight = regionCount }
         // Row i on the region alone, following x's gap: an insert inside the gap ties with x
         // (the lower rank first) and becomes the gap's new end on its side; one outside lies
         // on its side of the gap. An erase of a gap end widens the gap to the next element
         // alive on that side. (The grid compares indices: an element's index equals x's
-        // exactly when it lands in x's gap, and an erase moves x only when below it.)
-        let startAlive = UnsafeBufferPointer(rebasing: rowStartAlive[0..<regionCount])
-        let alive = b.alive.reset(startAlive)
+        // exactly when it lands in x's gap, and an erase moves x only when below it.) Only
+        // the inserts are sorted by time: an erase matters only when it hits a gap end, and
+        // each end's erase time is known, so the ends' erases are taken in time order between
+        // the inserts, each widening the gap by a walk to the nearest element alive then.
+        @inline(__always) func erasedAt(_ q: Int) -> UInt32 {
+            q >= 0 && q < regionCount ? UInt32(truncatingIfNeeded: life[q]) : never
+        }
+        @inline(__always) func isAlive(_ q: Int, at moment: UInt32) -> Bool {
+            UInt32(truncatingIfNeeded: life[q] >> 32) < moment
+                && UInt32(truncatingIfNeeded: life[q]) > moment
+        }
         let events = UnsafeMutableBufferPointer(rebasing: regionEvents[0..<eventCount])
         sortByTime(events, scratch: b.scratch, timeBound: UInt32(local.count) + 1)
+        var leftErase = erasedAt(gapLeft)
+        var rightErase = erasedAt(gapRight)
         for event in events {
-            let q = Int(truncatingIfNeeded: event & positionMask)
-            if event & eraseFlag == 0 {
-                if q > gapLeft && q < gapRight {
-                    let eventTime = Int(truncatingIfNeeded: event >> 32)
-                    if local[eventTime - 1].rank > rank {
-                        decision[q] = 1  // x before y
-                        gapRight = q
-                    } else {
-                        decision[q] = 2  // x after y
-                        gapLeft = q
-                    }
+            let eventTime = UInt32(truncatingIfNeeded: event >> 32)
+            // The gap ends' erases before this insert, in time order.
+            while leftErase < eventTime || rightErase < eventTime {
+                if leftErase < rightErase {
+                    var p = gapLeft - 1
+                    while p >= 0 && !isAlive(p, at: leftErase) { p -= 1 }
+                    gapLeft = p
+                    leftErase = erasedAt(p)
                 } else {
-                    decision[q] = q < gapLeft ? 2 : 1
+                    var p = gapRight + 1
+                    while p < regionCount && !isAlive(p, at: rightErase) { p += 1 }
+                    gapRight = p
+                    rightErase = erasedAt(p)
                 }
-                alive.insert(q)
+            }
+            let q = Int(truncatingIfNeeded: event & positionMask)
+            if q > gapLeft && q < gapRight {
+                if local[Int(eventTime) - 1].rank > rank {
+                    decision[q] = 1  // x before y
+                    gapRight = q
+                    rightErase = erasedAt(q)
+                } else {
+                    decision[q] = 2  // x after y
+                    gapLeft = q
+                    leftErase = erasedAt(q)
+                }
             } else {
-                alive.remove(q)
-                if q == gapLeft {
-                    gapLeft = alive.last(before: q)
-                } else if q == gapRight {
-                    gapRight = alive.first(after: q)
-                }
+                decision[q] = q < gapLeft ? 2 : 1
             }
         }
         // Each region element's side of x: forced by the incoming order (alive elements up to
@@ -683,7 +697,7 @@ struct ListSequenceMerge: Sendable {
         var lastBefore = -1
         var firstAfter = regionCount
         for q in 0..<regionCount {
-            if decision[q] == 0 && rowStartAlive[q] {
+            if decision[q] == 0 && life[q] >> 32 == 0 {
                 decision[q] = q <= leftPosition ? 2 : 1
             }
             if decision[q] == 2 { lastBefore = q }
@@ -914,11 +928,10 @@ private struct RegionBuffers {
     let records: UnsafeBufferPointer<ElementRecord>
     let local: UnsafeBufferPointer<ListSequenceEdit>
     let region: UnsafeMutableBufferPointer<Int32>
-    let rowStartAlive: UnsafeMutableBufferPointer<Bool>
+    let life: UnsafeMutableBufferPointer<UInt64>
     let decision: UnsafeMutableBufferPointer<UInt8>
     let events: UnsafeMutableBufferPointer<UInt64>
     let scratch: UnsafeMutableBufferPointer<UInt64>
-    let alive: AliveBits.View
 }
 
 /// A Fenwick tree of counts over positions `0 ..< count`.
@@ -1149,118 +1162,5 @@ struct PathSequence: Sendable {
         groupCounts[position / Self.groupWidth] -= 1
         count -= 1
         return removed
-    }
-}
-
-/// A set of positions `0 ..< count` with the nearest member on either side of a position in
-/// O(count / 4096) at worst: a bit per position, and a summary bit per 64-bit word that is
-/// set when the word is not empty. The storage lives here; `View` works on it.
-struct AliveBits: Sendable {
-    private var words: ContiguousArray<UInt64> = []
-    private var summary: ContiguousArray<UInt64> = []
-
-    /// Makes room for views of up to `capacity` positions.
-    mutating func reserve(_ capacity: Int) {
-        let wordCount = (capacity + 63) >> 6
-        if words.count < wordCount {
-            words = ContiguousArray(repeating: 0, count: wordCount)
-            summary = ContiguousArray(repeating: 0, count: (wordCount + 63) >> 6)
-        }
-    }
-
-    /// Runs `body` with an empty view of the storage (`reserve` first; the view's `reset`
-    /// fills it and returns a view of its size).
-    mutating func withView<Result>(_ body: (View) -> Result) -> Result {
-        words.withUnsafeMutableBufferPointer { words in
-            summary.withUnsafeMutableBufferPointer { summary in
-                body(View(words: words, summary: summary, count: 0))
-            }
-        }
-    }
-
-    /// The set, over storage that outlives it.
-    struct View {
-        fileprivate let words: UnsafeMutableBufferPointer<UInt64>
-        fileprivate let summary: UnsafeMutableBufferPointer<UInt64>
-        /// Positions `0 ..< count`.
-        let count: Int
-
-        /// Fills the storage with the positions `0 ..< flags.count` whose flag is true (at
-        /// most the reserved size) and returns the view of them.
-        func reset(_ flags: UnsafeBufferPointer<Bool>) -> View {
-            let wordCount = (flags.count + 63) >> 6
-            precondition(wordCount <= words.count, "AliveBits: reserve more positions")
-            for word in 0..<wordCount {
-                var bits: UInt64 = 0
-                let first = word << 6
-                for offset in 0..<min(64, flags.count - first) where flags[first + offset] {
-                    bits |= 1 << UInt64(offset)
-                }
-                words[word] = bits
-            }
-            let groupCount = (wordCount + 63) >> 6
-            for group in 0..<groupCount {
-                var bits: UInt64 = 0
-                let first = group << 6
-                for offset in 0..<min(64, wordCount - first) where words[first + offset] != 0 {
-                    bits |= 1 << UInt64(offset)
-                }
-                summary[group] = bits
-            }
-            return View(words: words, summary: summary, count: flags.count)
-        }
-
-        @inline(__always)
-        func insert(_ position: Int) {
-            let word = position >> 6
-            words[word] |= 1 << UInt64(position & 63)
-            summary[word >> 6] |= 1 << UInt64(word & 63)
-        }
-
-        @inline(__always)
-        func remove(_ position: Int) {
-            let word = position >> 6
-            words[word] &= ~(1 << UInt64(position & 63))
-            if words[word] == 0 { summary[word >> 6] &= ~(1 << UInt64(word & 63)) }
-        }
-
-        /// The largest member below `position` (`0 ... count`), or -1.
-        func last(before position: Int) -> Int {
-            let word = position >> 6
-            let offset = UInt64(position & 63)
-            let below = offset == 0 ? 0 : words[word] & ((1 << offset) &- 1)
-            if below != 0 { return word << 6 + 63 - below.leadingZeroBitCount }
-            // The nearest non-empty word below `word`, through the summary.
-            var group = word >> 6
-            let wordOffset = UInt64(word & 63)
-            var candidates = wordOffset == 0 ? 0 : summary[group] & ((1 << wordOffset) &- 1)
-            while candidates == 0 {
-                if group == 0 { return -1 }
-                group -= 1
-                candidates = summary[group]
-            }
-            let found = group << 6 + 63 - candidates.leadingZeroBitCount
-            return found << 6 + 63 - words[found].leadingZeroBitCount
-        }
-
-        /// The smallest member above `position` (`-1 ..< count`), or `count`.
-        func first(after position: Int) -> Int {
-            let start = position + 1
-            if start >= count { return count }
-            let word = start >> 6
-            let above = words[word] & ~((1 << UInt64(start & 63)) &- 1)
-            if above != 0 { return word << 6 + above.trailingZeroBitCount }
-            var group = word >> 6
-            let wordOffset = UInt64(word & 63)
-            var candidates = wordOffset == 63 ? 0 : summary[group] & ~((2 << wordOffset) &- 1)
-            let lastGroup = ((count + 63) >> 6 - 1) >> 6
-            while candidates == 0 {
-                if group >= lastGroup { return count }
-                group += 1
-                candidates = summary[group]
-            }
-            let found = group << 6 + candidates.trailingZeroBitCount
-            return found << 6 + words[found].trailingZeroBitCount
-        }
     }
 }

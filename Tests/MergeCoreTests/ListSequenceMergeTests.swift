@@ -398,36 +398,4 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
             #expect(array.indices.allSatisfy { path.element(at: $0) == array[$0] })
         }
     }
-
-    @Test func aliveBitsFindTheNearestMembers() {
-        let random = RandomStream(seed: 5, id: StreamID(domain: 0x414C_4956))
-        var bits = AliveBits()
-        bits.reserve(70_000)
-        for count in [1, 63, 64, 65, 4_095, 4_096, 4_097, 70_000] {
-            let initialFlags = ContiguousArray((0..<count).map { _ in random.chance(1, outOf: 50) })
-            var flags = initialFlags
-            initialFlags.withUnsafeBufferPointer { initial in
-                bits.withView { storage in
-                    let view = storage.reset(initial)
-                    #expect(view.count == count)
-                    for _ in 0..<2_000 {
-                        let position = Int(random.uniformInt(below: UInt64(count)))
-                        if random.chance(1, outOf: 2) {
-                            view.insert(position)
-                            flags[position] = true
-                        } else {
-                            view.remove(position)
-                            flags[position] = false
-                        }
-                        let probe = Int(random.uniformInt(below: UInt64(count) + 1))
-                        let below = (0..<probe).last { flags[$0] } ?? -1
-                        #expect(view.last(before: probe) == below, "\(count): last before \(probe)")
-                        let from = probe - 1
-                        let above = ((from + 1)..<count).first { flags[$0] } ?? count
-                        #expect(view.first(after: from) == above, "\(count): first after \(from)")
-                    }
-                }
-            }
-        }
-    }
 }
