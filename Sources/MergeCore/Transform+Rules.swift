@@ -284,14 +284,14 @@ extension Transformer {
 
     private mutating func moveVersusUpdate(move: Int, update: Int) {
         let from = arena.index[move]
-        let to = arena.index2[move]
+        let to = arena.moveTarget(move)
         setIndex(update, movedPosition(arena.index[update], from: from, to: to))
     }
 
     private mutating func insertVersusMove(insert: Int, move: Int) {
         let insertIndex = arena.index[insert]
         let from = arena.index[move]
-        let to = arena.index2[move]
+        let to = arena.moveTarget(move)
         // The insert's position among the elements other than the moved one.
         let gap = insertIndex <= from ? insertIndex : insertIndex - 1
         let insertFinal: UInt32
@@ -313,7 +313,7 @@ extension Transformer {
     private mutating func moveVersusErase(move: Int, erase: Int) {
         let eraseIndex = arena.index[erase]
         let from = arena.index[move]
-        let to = arena.index2[move]
+        let to = arena.moveTarget(move)
         if eraseIndex == from {
             // The erase follows the element to where the move put it; the move goes.
             arena.discard(move)
@@ -329,13 +329,13 @@ extension Transformer {
 
     private mutating func moveVersusMove(_ x: Int, _ y: Int) {
         let fromX = arena.index[x]
-        let toX = arena.index2[x]
+        let toX = arena.moveTarget(x)
         let fromY = arena.index[y]
-        let toY = arena.index2[y]
+        let toY = arena.moveTarget(y)
         if fromX == fromY {
             // Same element: the higher wins and starts from where the lower put it.
             let (winner, loser) = wins(x, y) ? (x, y) : (y, x)
-            setMove(winner, from: arena.index2[loser], to: arena.index2[winner])
+            setMove(winner, from: arena.moveTarget(loser), to: arena.moveTarget(winner))
             arena.discard(loser)
             return
         }
@@ -364,7 +364,7 @@ extension Transformer {
     @inline(__always)
     private mutating func setMove(_ slot: Int, from: UInt32, to: UInt32) {
         arena.index[slot] = from
-        arena.index2[slot] = to
+        arena.setMoveTarget(slot, to)
         arena.markDirty(slot)
         if from == to { arena.discard(slot) }
     }

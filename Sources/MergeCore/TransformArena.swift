@@ -38,8 +38,11 @@ struct TransformArena: Sendable {
     var field: ContiguousArray<UInt32> = []
     /// List index (ArrayMove: from).
     var index: ContiguousArray<UInt32> = []
-    /// ArrayMove: to.
-    var index2: ContiguousArray<UInt32> = []
+    /// ArrayMove's destination ("to"), for the move slots only: `slot << 32 | to`, in slot
+    /// order (slots are appended in order; `moveTarget`, `setMoveTarget`). A column of it cost
+    /// 4 bytes for every slot of every merge, though moves are rare: 8 bytes per merged
+    /// instruction when a client merges a download against as many local instructions.
+    private(set) var moveTargets: ContiguousArray<UInt64> = []
     var priorSize: ContiguousArray<UInt32> = []
     var changeset: ContiguousArray<UInt32> = []
     var position: ContiguousArray<UInt32> = []
@@ -69,7 +72,7 @@ struct TransformArena: Sendable {
         node.removeAll(keepingCapacity: true)
         field.removeAll(keepingCapacity: true)
         index.removeAll(keepingCapacity: true)
-        index2.removeAll(keepingCapacity: true)
+        moveTargets.removeAll(keepingCapacity: true)
         priorSize.removeAll(keepingCapacity: true)
         changeset.removeAll(keepingCapacity: true)
         position.removeAll(keepingCapacity: true)
@@ -78,7 +81,6 @@ struct TransformArena: Sendable {
         node.reserveCapacity(capacity)
         field.reserveCapacity(capacity)
         index.reserveCapacity(capacity)
-        index2.reserveCapacity(capacity)
         priorSize.reserveCapacity(capacity)
         changeset.reserveCapacity(capacity)
         position.reserveCapacity(capacity)
@@ -112,7 +114,6 @@ struct TransformArena: Sendable {
         node.append(objectNode)
         field.append(entry.field)
         index.append(0)
-        index2.append(0)
         priorSize.append(0)
         changeset.append(UInt32(changesetIndex))
         position.append(UInt32(offset))
@@ -136,7 +137,6 @@ struct TransformArena: Sendable {
         node.append(contentsOf: repeatElement(0, count: count))
         field.append(contentsOf: repeatElement(0, count: count))
         index.append(contentsOf: repeatElement(0, count: count))
-        index2.append(contentsOf: repeatElement(0, count: count))
         priorSize.append(contentsOf: repeatElement(0, count: count))
         changeset.append(contentsOf: repeatElement(UInt32(changesetIndex), count: count))
         position.append(contentsOf: repeatElement(0, count: count))
@@ -181,26 +181,26 @@ struct TransformArena: Sendable {
         from instructions: ContiguousArray<Instruction>, slots: Range<Int>
     ) throws(MergeError) {
         let (kinds, positions) = (kind, position)
+        var moves: [(slot: Int, to: UInt32)] = []  // rare: no allocation without a move
         let failure: MergeError? = index.withUnsafeMutableBufferPointer { index in
-            index2.withUnsafeMutableBufferPointer { index2 in
-                priorSize.withUnsafeMutableBufferPointer { priorSize in
-                    for slot in slots where Kind.isList(kinds[slot]) {
-                        let indices: ListIndices
-                        do throws(MergeError) {
-                            indices = try Self.checkedListIndices(
-                                instructions, at: Int(positions[slot]))
-                        } catch {
-                            return error
-                        }
-                        index[slot] = indices.index
-                        index2[slot] = indices.index2
-                        priorSize[slot] = indices.priorSize
+            priorSize.withUnsafeMutableBufferPointer { priorSize in
+                for slot in slots where Kind.isList(kinds[slot]) {
+                    let indices: ListIndices
+                    do throws(MergeError) {
+                        indices = try Self.checkedListIndices(
+                            instructions, at: Int(positions[slot]))
+                    } catch {
+                        return error
                     }
-                    return nil
+                    index[slot] = indices.index
+                    priorSize[slot] = indices.priorSize
+                    if kinds[slot] == Kind.arrayMove { moves.append((slot, indices.index2)) }
                 }
+                return nil
             }
         }
         if let failure { throw failure }
+        for move in moves { appendMoveTarget(move.slot, move.to) }
     }
 
     /// The list indices of list instruction `instructions[offset]`, checked against its prior
@@ -294,7 +294,7 @@ struct TransformArena: Sendable {
         node.append(objectNode)
         field.append(fieldValue)
         index.append(indices.index)
-        index2.append(indices.index2)
+        if kindCode == Kind.arrayMove { appendMoveTarget(kind.count - 1, indices.index2) }
         priorSize.append(indices.priorSize)
         changeset.append(UInt32(truncatingIfNeeded: changesetIndex))
         position.append(UInt32(truncatingIfNeeded: offset))
@@ -362,7 +362,39 @@ struct TransformArena: Sendable {
     /// The list indices of `slot` as the merge left them.
     @inline(__always)
     func listIndices(_ slot: Int) -> ListIndices {
-        ListIndices(index: index[slot], index2: index2[slot], priorSize: priorSize[slot])
+        ListIndices(index: index[slot],
+                    index2: kind[slot] == Kind.arrayMove ? moveTarget(slot) : 0,
+                    priorSize: priorSize[slot])
+    }
+
+    /// The destination of ArrayMove `slot`.
+    func moveTarget(_ slot: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: moveTargets[moveTargetPosition(slot)])
+    }
+
+    /// Sets the destination of ArrayMove `slot`.
+    mutating func setMoveTarget(_ slot: Int, _ to: UInt32) {
+        moveTargets[moveTargetPosition(slot)] = UInt64(slot) << 32 | UInt64(to)
+    }
+
+    /// Records the destination of ArrayMove `slot`, the highest slot so far.
+    mutating func appendMoveTarget(_ slot: Int, _ to: UInt32) {
+        precondition(moveTargets.last.map { Int($0 >> 32) < slot } ?? true,
+                     "move targets are appended in slot order")
+        moveTargets.append(UInt64(slot) << 32 | UInt64(to))
+    }
+
+    /// Where `slot`'s entry is in `moveTargets` (a binary search; the slot must be a move).
+    private func moveTargetPosition(_ slot: Int) -> Int {
+        var low = 0
+        var high = moveTargets.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Int(moveTargets[middle] >> 32) < slot { low = middle + 1 } else { high = middle }
+        }
+        precondition(low < moveTargets.count && Int(moveTargets[low] >> 32) == slot,
+                     "slot \(slot) is not an ArrayMove")
+        return low
     }
 }
 
