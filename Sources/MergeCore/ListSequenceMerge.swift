@@ -241,10 +241,10 @@ struct ListSequenceMerge: Sendable {
         makeScratchUnique()
         let baseCount = Int(incoming[0].priorSize)
         guard Int(local[0].priorSize) == baseCount else { return false }
-        var localInserts = 0
-        for edit in local where edit.isInsert { localInserts += 1 }
-        var incomingInserts = 0
-        for edit in incoming where edit.isInsert { incomingInserts += 1 }
+        // Branch-free counts (the overflow check of `+=` made these loops a tenth of run's own
+        // time at 10^6).
+        let localInserts = local.reduce(0) { $0 &+ ($1.isInsert ? 1 : 0) }
+        let incomingInserts = incoming.reduce(0) { $0 &+ ($1.isInsert ? 1 : 0) }
         let elementCount = 2 + baseCount + localInserts + incomingInserts
         guard elementCount < Int(Int32.max) else { return false }
         resetElements(elementCount)
