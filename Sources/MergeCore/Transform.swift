@@ -690,11 +690,11 @@ public struct Transformer: Sendable {
             let fill = incomingFill[changesetIndex - localChangesetCount]
             if fill != Self.fillsOneByOne {
                 let start = arena.count
-                arena.appendEntries(incomingEntries, nodes: incomingNodes, base: incomingIndex,
-                                    selected: nil, count: instructions.count,
-                                    changeset: changesetIndex,
-                                    listIndicesFollow: fill == Self.fillsFromEntriesAndIndices)
-                if fill == Self.fillsFromEntriesAndIndices {
+                let indicesMissing = arena.appendEntries(
+                    incomingEntries, nodes: incomingNodes, base: incomingIndex, selected: nil,
+                    count: instructions.count, changeset: changesetIndex,
+                    listIndicesFollow: fill == Self.fillsFromEntriesAndIndices)
+                if indicesMissing {
                     try arena.fillListIndices(from: instructions, slots: start..<arena.count)
                 }
                 incomingIndex += instructions.count
@@ -831,9 +831,10 @@ public struct Transformer: Sendable {
         // nearly nothing, the branches predict and are cheaper.
         localBatch.selectionMixed = kept * 8 >= count && (count - kept) * 8 >= count
         let start = arena.count
-        arena.appendEntries(entries, nodes: batchNodes, base: 0, selected: localBatch.selected,
-                            count: kept, changeset: changesetIndex, listIndicesFollow: listKept)
-        if listKept {
+        let indicesMissing = arena.appendEntries(
+            entries, nodes: batchNodes, base: 0, selected: localBatch.selected, count: kept,
+            changeset: changesetIndex, listIndicesFollow: listKept)
+        if indicesMissing {
             try arena.fillListIndices(from: changesets.local[changesetIndex].instructions,
                                       slots: start..<arena.count)
         }
@@ -995,8 +996,8 @@ public struct Transformer: Sendable {
     /// Gives each incoming changeset its scan column (`Changeset.scanColumn`), so that a server
     /// appending them to its history scans them cheaply in later merges.
     /// The columns are cut from the scan's `incomingEntries` (the entries of the slots still
-    /// alive), not read again from the instructions: an entry holds no list index, so a
-    /// rewritten list instruction keeps its entry.
+    /// alive), not read again from the instructions; a list entry caches the indices the
+    /// merge left in its slot, which its rewritten instruction carries (`compact`).
     /// - Complexity: O(incoming instructions).
     private mutating func buildScanColumns() {
         let localCount = arena.localCount
@@ -1008,7 +1009,12 @@ public struct Transformer: Sendable {
             let count = changesets.instructions(index).count
             column.reserveCapacity(count)
             for slot in firstSlot..<endSlot where arena.isAlive(slot) {
-                column.append(incomingEntries[slot - localCount])
+                var entry = incomingEntries[slot - localCount]
+                if entry.kind == Kind.arrayInsert || entry.kind == Kind.arrayErase {
+                    entry.cacheListIndices(index: arena.index[slot],
+                                           priorSize: arena.priorSize[slot])
+                }
+                column.append(entry)
             }
             precondition(column.count == count,
                          "scan column does not match the written-back changeset")

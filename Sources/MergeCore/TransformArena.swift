@@ -123,14 +123,17 @@ struct TransformArena: Sendable {
     /// `selected` nil, `0 ..< count`), filled from `entries[base + p]` and `nodes[base + p]`
     /// alone: what `append(_:changeset:position:node:)` does for each, with one uniqueness
     /// check per column instead of one per column and slot. Every entry must `fillsSlot`,
-    /// unless `listIndicesFollow`: then the caller fills the list indices of the list slots
-    /// (`fillListIndices`) before anything reads them.
+    /// unless `listIndicesFollow`: then the list slots take the indices their entries cache
+    /// (`ScanEntry.cachedListIndices`), and if any entry caches none this returns true and
+    /// the caller fills the list indices of the list slots (`fillListIndices`) before
+    /// anything reads them.
+    @discardableResult
     mutating func appendEntries(
         _ entries: ContiguousArray<ScanEntry>, nodes: ContiguousArray<Int32>, base: Int,
         selected: ContiguousArray<Int32>?, count: Int, changeset changesetIndex: Int,
         listIndicesFollow: Bool = false
-    ) {
-        if count == 0 { return }
+    ) -> Bool {
+        if count == 0 { return false }
         let start = kind.count
         kind.append(contentsOf: repeatElement(0, count: count))
         flags.append(contentsOf: repeatElement(0, count: count))
@@ -170,6 +173,9 @@ struct TransformArena: Sendable {
                 }
             }
         }
+        if !listIndicesFollow { return false }
+        return fillCachedListIndices(entries, base: base, selected: chosen, identity: identity,
+                                     count: count, start: start)
     }
 
     /// Reads the list indices of the list slots among `slots` (appended by `appendEntries`
@@ -357,6 +363,34 @@ struct TransformArena: Sendable {
     /// `instruction` with the list indices and prior size of `slot`.
     func rebuilt(_ instruction: Instruction, _ slot: Int) -> Instruction {
         instruction.withListIndices(listIndices(slot))
+    }
+
+    /// `appendEntries`' list slots (from `start`, one per entry chosen as there) take the
+    /// indices their entries cache. Returns whether any list entry caches none.
+    private mutating func fillCachedListIndices(
+        _ entries: ContiguousArray<ScanEntry>, base: Int, selected chosen: ContiguousArray<Int32>,
+        identity: Bool, count: Int, start: Int
+    ) -> Bool {
+        var missing = false
+        entries.withUnsafeBufferPointer { entries in
+            chosen.withUnsafeBufferPointer { chosen in
+                index.withUnsafeMutableBufferPointer { index in
+                    priorSize.withUnsafeMutableBufferPointer { priorSize in
+                        for offset in 0..<count {
+                            let entry = entries[base + (identity ? offset : Int(chosen[offset]))]
+                            if entry.fillsSlot { continue }
+                            if let list = entry.cachedListIndices {
+                                index[start + offset] = list.index
+                                priorSize[start + offset] = list.priorSize
+                            } else {
+                                missing = true
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return missing
     }
 
     /// The list indices of `slot` as the merge left them.
@@ -1017,8 +1051,43 @@ struct ScanEntry: Sendable, Hashable {
     var kind: UInt8
     /// `TransformArena.alive`, plus `TransformArena.isDefault` for a default Update.
     var flags: UInt8
+    /// An ArrayInsert's or ArrayErase's index and prior size (`cachedListIndices`), 24 bits
+    /// each, in the six bytes the fields above leave to alignment (the entry stays 24 bytes).
+    /// A history's changesets keep their scan column across merges, so each later merge reads
+    /// a list instruction's indices here instead of from the instruction, which is a separate
+    /// allocation and was a cache miss per history list instruction (a twentieth of a list
+    /// server merge). All ones when not cached.
+    var listLow: UInt16 = .max
+    var listHigh: UInt32 = .max
 
     static let general = ScanEntry(key: .max, table: .max, field: .max, kind: .max, flags: 0)
+    /// Indices and prior sizes from this value on are not cached.
+    static let listIndexLimit: UInt32 = (1 << 24) - 1
+
+    /// The list index and prior size of an ArrayInsert or ArrayErase entry, if cached: valid
+    /// for the kind (an insert's index at most its prior size, an erase's below it), both
+    /// below `listIndexLimit`.
+    @inline(__always)
+    var cachedListIndices: (index: UInt32, priorSize: UInt32)? {
+        if listLow == .max && listHigh == .max { return nil }
+        return (UInt32(listLow) | (listHigh & 0xFF) << 16, listHigh >> 8)
+    }
+
+    /// Caches `index` and `priorSize` for an ArrayInsert or ArrayErase entry when they are
+    /// valid for its kind and below `listIndexLimit`; clears the cache otherwise (then the
+    /// merge reads, and checks, the instruction).
+    @inline(__always)
+    mutating func cacheListIndices(index: UInt32, priorSize: UInt32) {
+        let valid = kind == Kind.arrayInsert ? index <= priorSize
+            : kind == Kind.arrayErase && index < priorSize
+        if valid && priorSize < Self.listIndexLimit {
+            listLow = UInt16(truncatingIfNeeded: index)
+            listHigh = index >> 16 | priorSize << 8
+        } else {
+            listLow = .max
+            listHigh = .max
+        }
+    }
 
     @inline(__always)
     var isGeneral: Bool { self == Self.general }
@@ -1041,6 +1110,7 @@ extension ScanEntry {
         var field = UInt32.max
         let kind: UInt8
         var flags = TransformArena.alive
+        var list: (index: UInt32, priorSize: UInt32)?
         switch instructions[position] {
         case .addTable, .addColumn, .eraseColumn,
             .update(_, _, .link, _), .arrayUpdate(_, _, _, .link, _),
@@ -1068,12 +1138,14 @@ extension ScanEntry {
             (object, field, kind) = (ref, f, Kind.setErase)
         case .arrayUpdate(let ref, let f, _, _, _):
             (object, field, kind) = (ref, f, Kind.arrayUpdate)
-        case .arrayInsert(let ref, let f, _, _, _):
+        case .arrayInsert(let ref, let f, let index, _, let priorSize):
             (object, field, kind) = (ref, f, Kind.arrayInsert)
+            list = (index, priorSize)
         case .arrayMove(let ref, let f, _, _, _):
             (object, field, kind) = (ref, f, Kind.arrayMove)
-        case .arrayErase(let ref, let f, _, _):
+        case .arrayErase(let ref, let f, let index, let priorSize):
             (object, field, kind) = (ref, f, Kind.arrayErase)
+            list = (index, priorSize)
         }
         guard case .int(let key) = object.key else {
             self = .general
@@ -1081,6 +1153,7 @@ extension ScanEntry {
         }
         self.init(key: UInt64(bitPattern: key), table: object.table, field: field, kind: kind,
                   flags: flags)
+        if let list { cacheListIndices(index: list.index, priorSize: list.priorSize) }
     }
 
     /// Writes the entries of `instructions` to the front of `entries`, which must have room.

@@ -276,6 +276,65 @@ struct ServerHistoryTests {
     }
 }
 
+@Suite("Scan entries cache list indices")
+struct ScanEntryListIndexTests {
+    @Test("the cache fits the entry's padding")
+    func entryStaysTwentyFourBytes() {
+        #expect(MemoryLayout<ScanEntry>.stride == 24)
+    }
+
+    @Test("an ArrayInsert or ArrayErase caches its valid indices below the limit, nothing else")
+    func cacheRoundTrip() {
+        let random = RandomStream(seed: 11, id: StreamID(domain: 0x5343_4E45))
+        let limit = ScanEntry.listIndexLimit
+        let edges: [UInt32] = [0, 1, 0xFFFF, 0x1_0000, limit - 2, limit - 1, limit, .max]
+        for _ in 0..<20_000 {
+            let pick = { () -> UInt32 in
+                random.chance(1, outOf: 4)
+                    ? edges[Int(random.uniformInt(below: UInt64(edges.count)))]
+                    : UInt32(random.uniformInt(below: UInt64(limit) + 2))
+            }
+            let (index, priorSize) = (pick(), pick())
+            for kind in [Kind.arrayInsert, Kind.arrayErase, Kind.arrayMove, Kind.update] {
+                var entry = ScanEntry(key: 7, table: 1, field: 2, kind: kind, flags: 1)
+                #expect(entry.cachedListIndices == nil)
+                entry.cacheListIndices(index: index, priorSize: priorSize)
+                let valid = kind == Kind.arrayInsert ? index <= priorSize
+                    : kind == Kind.arrayErase && index < priorSize
+                if valid && priorSize < limit {
+                    #expect(entry.cachedListIndices?.index == index)
+                    #expect(entry.cachedListIndices?.priorSize == priorSize)
+                } else {
+                    #expect(entry.cachedListIndices == nil, "\(kind) \(index) \(priorSize)")
+                }
+                #expect(entry.key == 7 && entry.table == 1 && entry.field == 2
+                        && entry.kind == kind && entry.flags == 1)
+            }
+        }
+    }
+
+    @Test("entries read from instructions cache the inserts' and erases' indices only")
+    func entriesFromInstructions() {
+        let object = ObjectRef(table: 3, key: .int(42))
+        let instructions: ContiguousArray<Instruction> = [
+            .arrayInsert(object: object, field: 1, index: 5, value: .int(9), priorSize: 5),
+            .arrayErase(object: object, field: 1, index: 70_000, priorSize: 70_001),
+            .arrayMove(object: object, field: 1, from: 1, to: 2, priorSize: 6),
+            .arrayInsert(object: object, field: 1, index: 0, value: .int(1),
+                         priorSize: ScanEntry.listIndexLimit),
+            .update(object: object, field: 2, value: .int(1), isDefault: false),
+        ]
+        let column = ScanEntry.column(of: instructions)
+        #expect(column[0].cachedListIndices?.index == 5)
+        #expect(column[0].cachedListIndices?.priorSize == 5)
+        #expect(column[1].cachedListIndices?.index == 70_000)
+        #expect(column[1].cachedListIndices?.priorSize == 70_001)
+        #expect(column[2].cachedListIndices == nil)
+        #expect(column[3].cachedListIndices == nil)
+        #expect(column[4].cachedListIndices == nil)
+    }
+}
+
 @Suite("The field relevance filter")
 struct TouchedFieldsTests {
     @Test("masked fields, overflow fields and object erases, against a set model")
