@@ -290,9 +290,12 @@ struct ListSequenceMerge: Sendable {
             }
         }
         sweepLocal(firstIncoming: firstIncoming)
-        for i in incoming.indices {
-            incoming[i].index = incomingIndex[i]
-            incoming[i].priorSize = incomingPriorSize[i]
+        let (indices, priorSizes) = (incomingIndex, incomingPriorSize)
+        incoming.withUnsafeMutableBufferPointer { incoming in  // one uniqueness check
+            for i in incoming.indices {
+                incoming[i].index = indices[i]
+                incoming[i].priorSize = priorSizes[i]
+            }
         }
         return true
     }
@@ -901,21 +904,31 @@ struct ListSequenceMerge: Sendable {
             }
         }
         lastRowCounts.buildFromInitial()
-        for k in local.indices {
-            let element = Int(localElement[k])
-            let rank = Int(touchedBefore[element])
-            if local[k].isInsert {
-                local[k].index = UInt32(Int(untouchedAfter[rank]) + lastRowCounts.prefix(rank))
-                local[k].priorSize = UInt32(alive)
-                lastRowCounts.add(rank, 1)
-                alive += 1
-            } else if records[element].incomingEraseTime != Self.never {
-                localAlive[k] = false
-            } else {
-                local[k].index = UInt32(Int(untouchedAfter[rank]) + lastRowCounts.prefix(rank))
-                local[k].priorSize = UInt32(alive)
-                lastRowCounts.add(rank, -1)
-                alive -= 1
+        // Through raw buffers: `local` and `localAlive` are arrays, and a write through `self`
+        // checks uniqueness each time.
+        let (records, elements, ranks) = (records, localElement, touchedBefore)
+        let untouchedAfter = untouchedAfter
+        local.withUnsafeMutableBufferPointer { local in
+            localAlive.withUnsafeMutableBufferPointer { localAlive in
+                for k in local.indices {
+                    let element = Int(elements[k])
+                    let rank = Int(ranks[element])
+                    if local[k].isInsert {
+                        local[k].index = UInt32(Int(untouchedAfter[rank])
+                                                + lastRowCounts.prefix(rank))
+                        local[k].priorSize = UInt32(alive)
+                        lastRowCounts.add(rank, 1)
+                        alive += 1
+                    } else if records[element].incomingEraseTime != Self.never {
+                        localAlive[k] = false
+                    } else {
+                        local[k].index = UInt32(Int(untouchedAfter[rank])
+                                                + lastRowCounts.prefix(rank))
+                        local[k].priorSize = UInt32(alive)
+                        lastRowCounts.add(rank, -1)
+                        alive -= 1
+                    }
+                }
             }
         }
     }
