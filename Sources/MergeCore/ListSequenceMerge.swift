@@ -232,22 +232,16 @@ struct ListSequenceMerge: Sendable {
     /// they were (the alive flags are then meaningless), when the instructions are not a valid
     /// replay on both sides or a placement fails; the caller then walks the grid pair by pair.
     /// - Complexity: O((S + n + m) · log) plus, per incoming insert, its region's size (the
-    ///   walk, a radix sort of its events by local time, and bit-set steps when an erase
-    ///   moves an end of x's gap).
+    ///   walk, a radix sort of its inserts by local time, and the walks that widen x's gap
+    ///   when an erase removes one of its ends).
     mutating func run() -> Bool {
         let localCount = local.count
         let incomingCount = incoming.count
         precondition(localCount > 0 && incomingCount > 0, "a sequence merge needs both sides")
-        makeScratchUnique()
         let baseCount = Int(incoming[0].priorSize)
         guard Int(local[0].priorSize) == baseCount else { return false }
-        // Branch-free counts: a Bool's byte is 0 or 1, so it is added as it is (a branch on
-        // each edit, taken in random order, and the overflow check of `+=` made these loops a
-        // tenth of run's own time at 10^6).
-        let localInserts = local.reduce(0) { $0 &+ Int(unsafeBitCast($1.isInsert, to: UInt8.self)) }
-        let incomingInserts = incoming.reduce(0) {
-            $0 &+ Int(unsafeBitCast($1.isInsert, to: UInt8.self))
-        }
+        let localInserts = Self.insertCount(local)
+        let incomingInserts = Self.insertCount(incoming)
         let elementCount = 2 + baseCount + localInserts + incomingInserts
         guard elementCount < Int(Int32.max) else { return false }
         resetElements(elementCount)
@@ -303,23 +297,11 @@ struct ListSequenceMerge: Sendable {
         return true
     }
 
-    /// Gives every scratch buffer (`ScratchBuffer`) a storage of its own, once per run: a copy
-    /// of this merge shares them until then.
-    private mutating func makeScratchUnique() {
-        ScratchBuffer.makeUnique(&recordStore)
-        ScratchBuffer.makeUnique(&localElementStore)
-        ScratchBuffer.makeUnique(&incomingElementStore)
-        ScratchBuffer.makeUnique(&localLeftStore)
-        ScratchBuffer.makeUnique(&incomingLeftStore)
-        ScratchBuffer.makeUnique(&touchedBeforeStore)
-        ScratchBuffer.makeUnique(&untouchedAfterStore)
-        ScratchBuffer.makeUnique(&incomingIndexStore)
-        ScratchBuffer.makeUnique(&incomingPriorSizeStore)
-        ScratchBuffer.makeUnique(&regionStore)
-        ScratchBuffer.makeUnique(&eventStore)
-        ScratchBuffer.makeUnique(&decisionStore)
-        ScratchBuffer.makeUnique(&lifeStore)
-        ScratchBuffer.makeUnique(&eventScratchStore)
+    /// How many of `edits` are inserts, without a branch: a Bool's byte is 0 or 1, so it is
+    /// added as it is (a branch on each edit, taken in random order, and the overflow check
+    /// of `+=` made this count a tenth of run's own time at 10^6).
+    private static func insertCount(_ edits: ContiguousArray<ListSequenceEdit>) -> Int {
+        edits.reduce(0) { $0 &+ Int(unsafeBitCast($1.isInsert, to: UInt8.self)) }
     }
 
     /// Ranks the touched elements (`ElementRecord.isTouched`) in the local order, with their
@@ -560,16 +542,12 @@ struct ListSequenceMerge: Sendable {
 
     /// Sizes the region's buffers, once per run, for any region of `elementCount` elements.
     private mutating func sizeRegionBuffers(_ elementCount: Int) {
-        if regionStore.count < elementCount {
-            regionStore.reset(count: elementCount, repeating: 0)
-            lifeStore.reset(count: elementCount, repeating: 0)
-            decisionStore.reset(count: elementCount, repeating: 0)
-        }
+        regionStore.reserve(elementCount, repeating: 0)
+        lifeStore.reserve(elementCount, repeating: 0)
+        decisionStore.reserve(elementCount, repeating: 0)
         // Each local instruction is at most one event of a region.
-        if eventStore.count < local.count {
-            eventStore.reset(count: local.count, repeating: 0)
-            eventScratchStore.reset(count: local.count + Self.sortCounterSlots, repeating: 0)
-        }
+        eventStore.reserve(local.count, repeating: 0)
+        eventScratchStore.reserve(local.count + Self.sortCounterSlots, repeating: 0)
     }
 
     /// The region's buffers (`sizeRegionBuffers` first), with the records and local
@@ -791,10 +769,11 @@ struct ListSequenceMerge: Sendable {
     }
 
     /// Sorts region events (local time in the high 32 bits, all times distinct and below
-    /// `timeBound`) by time: insertion sort when few, else a radix sort on the time, 8 bits a
-    /// pass (Swift's `sort` took a third of a list merge here). `scratch` holds at least as
-    /// many events plus `sortCounterSlots`, where the digit counters go (a temporary
-    /// allocation of that size is not on the stack: it was a malloc per sort).
+    /// `timeBound`) by time: insertion sort when few, else a radix sort on the time, in as
+    /// few passes as 8-bit digits need (Swift's `sort` took a third of a list merge here).
+    /// `scratch` holds at least as many events plus `sortCounterSlots`, where the digit
+    /// counters go (a temporary allocation of that size is not on the stack: it was a malloc
+    /// per sort).
     static func sortByTime(_ events: UnsafeMutableBufferPointer<UInt64>,
                            scratch: UnsafeMutableBufferPointer<UInt64>, timeBound: UInt32) {
         let count = events.count
@@ -957,7 +936,6 @@ struct FenwickTree: Sendable {
 
     /// Zeroes `count` positions; `setInitial` then `buildFromInitial` fill them in O(count).
     mutating func reset(count: Int) {
-        ScratchBuffer.makeUnique(&store)
         store.reset(count: count + 1, repeating: 0)
     }
 
@@ -1043,10 +1021,6 @@ struct PathSequence: Sendable {
 
     /// Holds `elements` in order, with room for up to `inserts` inserts.
     mutating func reset(_ elements: Range<Int32>, inserts: Int) {
-        ScratchBuffer.makeUnique(&slabStore)
-        ScratchBuffer.makeUnique(&orderStore)
-        ScratchBuffer.makeUnique(&chunkCountStore)
-        ScratchBuffer.makeUnique(&groupCountStore)
         // Chunks start half full, so inserts split them rarely. A split takes a chunk of
         // `chunkMax + 1` to two of at least `half`, and only inserts fill a chunk: at most
         // one split per `half` inserts.

@@ -130,11 +130,7 @@ extension Transformer {
                 sequenceLocalStart.withUnsafeMutableBufferPointer { counts in
                     Self.forEachCandidateLocal(localCount, columns, nodeRoot, group) { slot, root in
                         let first = Int(groupPositions[Int(groupStart[root])])
-                        let kind = columns.kind[slot]
-                        if (kind == Kind.arrayInsert || kind == Kind.arrayErase)
-                            && columns.node[slot] == columns.node[first]
-                            && columns.field[slot] == columns.field[first]
-                        {
+                        if columns.isListEdit(slot, onListOf: first) {
                             counts[root + 1] &+= 1
                         } else {
                             group[root] = Self.sequenceRejected
@@ -188,19 +184,12 @@ extension Transformer {
     /// instructions on one object's field.
     private func isSingleListOfEdits(_ positions: ArraySlice<Int32>) -> Bool {
         let first = Int(positions[positions.startIndex])
-        let (node, field) = (arena.node[first], arena.field[first])
-        return positions.allSatisfy {
-            arena.isAlive(Int($0)) && isListEdit(Int($0), node: node, field: field)
+        return arena.withColumns { columns in
+            positions.allSatisfy {
+                columns.flags[Int($0)] & TransformArena.alive != 0
+                    && columns.isListEdit(Int($0), onListOf: first)
+            }
         }
-    }
-
-    /// Whether `slot` is an ArrayInsert or ArrayErase on list (`node`, `field`): the only
-    /// instructions a sequence-merged group may hold, on either side.
-    @inline(__always)
-    private func isListEdit(_ slot: Int, node: Int32, field: UInt32) -> Bool {
-        let kind = arena.kind[slot]
-        return (kind == Kind.arrayInsert || kind == Kind.arrayErase)
-            && arena.node[slot] == node && arena.field[slot] == field
     }
 
     /// Runs `ListSequenceMerge` on group `root` and writes its result into the arena.
@@ -244,6 +233,14 @@ extension TransformArena {
         let kind: UnsafeBufferPointer<UInt8>
         let node: UnsafeBufferPointer<Int32>
         let field: UnsafeBufferPointer<UInt32>
+
+        /// Whether `slot` is an ArrayInsert or ArrayErase on the list that slot `first` edits:
+        /// the only instructions a sequence-merged group may hold, on either side.
+        @inline(__always)
+        func isListEdit(_ slot: Int, onListOf first: Int) -> Bool {
+            (kind[slot] == Kind.arrayInsert || kind[slot] == Kind.arrayErase)
+                && node[slot] == node[first] && field[slot] == field[first]
+        }
     }
 
     func withColumns<Result>(_ body: (Columns) -> Result) -> Result {

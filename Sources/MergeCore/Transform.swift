@@ -87,7 +87,7 @@
 //!   (`ListSequenceSettings`) and no blocks, is merged from element identities before the
 //!   walk (`ListSequenceMerge`, `Transform+ListSequence.swift`): about (S + D_g + L_g) · log
 //!   plus small regions, instead of D_g · L_g (a list edited at random positions by 10
-//!   clients, 10^6 edits: 285.8 s of merge by the grid, 1.5 s this way). The smaller side is
+//!   clients, 10^6 edits: 285.8 s of merge by the grid, about 1 s this way). The smaller side is
 //!   the one linked first, the other placed among it row by row: the grid is symmetric.
 //! - Edits that come in runs (a typing cursor): a list group of at least 64 incoming
 //!   instructions is cut into blocks, and a local list instruction passes a whole block in

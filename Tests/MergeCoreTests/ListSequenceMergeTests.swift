@@ -374,6 +374,25 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         }
     }
 
+    /// A copy of a scratch buffer shares its storage only until one of them resets: the one
+    /// that resets gets storage of its own, and writes through it leave the other alone.
+    @Test func scratchBufferCopiesSeparateOnReset() {
+        var original = ScratchBuffer<Int32>()
+        original.reset(count: 4, repeating: 7)
+        var copy = original
+        copy.reset(count: 4, repeating: 1)
+        copy.buffer[2] = 9
+        #expect(Array(original.buffer) == [7, 7, 7, 7])
+        #expect(Array(copy.buffer) == [1, 1, 9, 1])
+        var second = copy
+        second.reserve(3, repeating: 0)
+        second.buffer[0] = 5
+        #expect(Array(copy.buffer) == [1, 1, 9, 1])
+        #expect(second.buffer.count >= 3 && second.buffer[0] == 5)
+        copy.reserve(2, repeating: 0)  // unique now: kept as it was
+        #expect(Array(copy.buffer) == [1, 1, 9, 1])
+    }
+
     /// A reset reuses the storage of the last run and forgets everything in it: each round
     /// starts from a new range, grows it through chunk splits and compares it with an array.
     @Test func pathSequenceResetsForget() {
