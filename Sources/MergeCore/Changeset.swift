@@ -24,7 +24,7 @@ public struct Changeset: Hashable, Sendable {
     /// The scan keys of `instructions`, one per instruction (`ScanEntry`), when a merge built
     /// them: a later merge that meets this changeset on its local side (a server's history)
     /// reads 24 bytes per instruction instead of the 72-byte instruction.
-    var scanColumn: ContiguousArray<ScanEntry>?
+    var scanColumn: ScanColumn?
 
     public static func == (a: Self, b: Self) -> Bool {
         a.version == b.version && a.lastIntegratedRemoteVersion == b.lastIntegratedRemoteVersion

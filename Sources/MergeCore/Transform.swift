@@ -53,12 +53,16 @@
 //! changeset; the server applies the edits only if the client uploads again before it has
 //! downloaded. And that merge gives each incoming changeset a scan column (`ScanEntry`, 24
 //! bytes per instruction: table, integer key, field, kind, default flag), which travels with
-//! the changeset into the history: a later scan classifies the changeset's instructions from
-//! the column, all probes of a changeset in one loop, and fills the arena slot of a relevant
-//! Update, AddInteger, CreateObject, EraseObject, Clear or set instruction from it without
-//! reading the 72-byte instruction. Instructions with a link payload or a non-integer key,
-//! and list instructions' indices, are still read from the instruction itself. The column is
-//! a cache: `Changeset` equality ignores it and any change to `instructions` drops it.
+//! the changeset into the history: a later scan decides each of the changeset's
+//! instructions from the column in one branch-free pass (`scanHistory`, in
+//! `Transform+HistoryScan.swift`) and fills the arena slot of a relevant Update, AddInteger,
+//! CreateObject, EraseObject, Clear or set instruction from it without reading the 72-byte
+//! instruction. Instructions with a link payload or a non-integer key, and list instructions'
+//! indices the column does not cache, are still read from the instruction itself. The
+//! columns of consecutive changesets sit one after another in 64 KiB chunks, and a
+//! changeset holds its column's address and count (`ScanColumn`), so the scan streams the
+//! history without touching any other memory per changeset. The column is a cache:
+//! `Changeset` equality ignores it and any change to `instructions` drops it.
 //!
 //! The incoming side is read once: each instruction's `ScanEntry` gives its node, its
 //! relevance-filter bits and (for kinds without list indices) its arena slot, and a server
@@ -182,7 +186,7 @@ struct MergeSides: Sendable {
 
     /// The scan column of changeset `index`, if it has one.
     @inline(__always)
-    func scanColumn(_ index: Int) -> ContiguousArray<ScanEntry>? {
+    func scanColumn(_ index: Int) -> ScanColumn? {
         index < local.count ? local[index].scanColumn : incoming[index - local.count].scanColumn
     }
 
@@ -273,6 +277,16 @@ public struct Transformer: Sendable {
     var touched = TouchedFields()
     /// Scratch of the local scan (`scanLocalBatch`).
     var localBatch = LocalScanBatch()
+    /// The local instructions the history scan kept, before they enter the arena
+    /// (`scanHistory`).
+    var historyPending = ScratchBuffer<PendingSlot>()
+    /// `scanHistory`'s choice in one changeset: `node << 32 | position` per kept instruction.
+    var historySelected = ScratchBuffer<UInt64>()
+    /// Per offset of the node table's dense map: the mask of that key's node, with
+    /// `TouchedFields.knownBit`, or 0 (`scanHistory`).
+    var historyKeyMasks = ScratchBuffer<UInt64>()
+    /// Where the server merge's scan columns are made (`buildScanColumns`).
+    var columnSlab = ScanColumnSlab()
     /// Off: local field instructions on touched objects enter the arena whatever their field
     /// (the differential tests' reference).
     var touchedFieldsFilterEnabled = true
@@ -572,10 +586,19 @@ public struct Transformer: Sendable {
             incomingCount += changesets.incoming[index].instructions.count
         }
         instructionCount = incomingCount
-        for index in changesets.local.indices {
-            // A history changeset's column is read next; its instruction buffer may not be.
-            instructionCount += changesets.local[index].scanColumn?.count
-                ?? changesets.local[index].instructions.count
+        // A history changeset's column count is in the changeset; its instruction buffer is
+        // cold, and so is the header of any array it holds, which a copy of the changeset
+        // would retain (one cache miss each): read in place, never copied.
+        instructionCount += changesets.local.withUnsafeBufferPointer { locals in
+            var count = 0
+            for index in locals.indices {
+                if let column = locals[index].scanColumn {
+                    count += column.count
+                } else {
+                    count += locals[index].instructions.count
+                }
+            }
+            return count
         }
         guard instructionCount <= 2 * MergeLimits.mergeInstructionsMax else {
             throw .tooManyInstructions(count: instructionCount)
@@ -602,7 +625,6 @@ public struct Transformer: Sendable {
         let filterFields = touchedFieldsFilterEnabled
             && instructionCount - incomingCount >= touchedFieldsLocalRatioMin * incomingCount
         if filterFields { touched.reset() }
-        localBatch.selectionMixed = false
         // Each incoming instruction is read once, into its scan entry (or taken from the
         // changeset's column); the node, the filter and the arena slot come from the entry.
         incomingEntries.removeAll(keepingCapacity: true)
@@ -617,7 +639,7 @@ public struct Transformer: Sendable {
             let firstEntry = incomingEntries.count
             if let column = changesets.scanColumn(changesetIndex) {
                 precondition(column.count == instructions.count, "scan column out of date")
-                incomingEntries.append(contentsOf: column)
+                incomingEntries.append(contentsOf: column.entries)
             } else {
                 incomingEntries.append(contentsOf: repeatElement(.general,
                                                                  count: instructions.count))
@@ -668,18 +690,19 @@ public struct Transformer: Sendable {
         nodes.buildDenseIndex()
         arena.reset(capacity: 2 * incomingCount)
         var fallback = incomingErasesColumn
-        for changesetIndex in 0..<localChangesetCount {
-            changesetFirstSlot[changesetIndex] = arena.count
-            if !incomingErasesColumn {
-                try scanLocalBatch(changeset: changesetIndex, filterFields: filterFields,
-                                   fallback: &fallback)
-                continue
-            }
-            let instructions = changesets.instructions(changesetIndex)
-            // An incoming EraseColumn makes every pair meet: every local instruction enters.
-            for position in instructions.indices {
-                try arena.append(instructions, changeset: changesetIndex, position: position,
-                                 node: nodes.scanNode(in: instructions, at: position))
+        if !incomingErasesColumn {
+            try scanHistory(filterFields: filterFields, fallback: &fallback)
+        } else {
+            for changesetIndex in 0..<localChangesetCount {
+                changesetFirstSlot[changesetIndex] = arena.count
+                let instructions = changesets.instructions(changesetIndex)
+                // An incoming EraseColumn makes every pair meet: every local instruction
+                // enters.
+                for position in instructions.indices {
+                    try arena.append(instructions, changeset: changesetIndex,
+                                     position: position,
+                                     node: nodes.scanNode(in: instructions, at: position))
+                }
             }
         }
         arena.localCount = arena.count
@@ -691,7 +714,7 @@ public struct Transformer: Sendable {
             if fill != Self.fillsOneByOne {
                 let start = arena.count
                 let indicesMissing = arena.appendEntries(
-                    incomingEntries, nodes: incomingNodes, base: incomingIndex, selected: nil,
+                    incomingEntries, nodes: incomingNodes, base: incomingIndex,
                     count: instructions.count, changeset: changesetIndex,
                     listIndicesFollow: fill == Self.fillsFromEntriesAndIndices)
                 if indicesMissing {
@@ -717,37 +740,32 @@ public struct Transformer: Sendable {
         return fallback
     }
 
-    /// Scans one local changeset when the incoming side erases no column: integer-keyed
+    /// Scans one local changeset when the incoming side erases no column and the changeset
+    /// has an entry the history scan does not decide (`ScanEntry.isGeneral`): integer-keyed
     /// instructions without links are classified in a batch (`ObjectNodeTable.classify`), the
     /// rest one by one through `relevantNode`. If that gives an object its first node (a
     /// local link into a touched object), the batch's later answers may be stale, so the rest
-    /// of the changeset is classified one by one, exactly as without the batch. A changeset
-    /// with a scan column is read through the column; its instruction buffer is touched only
-    /// for the instructions the column cannot fill a slot from (a history's buffers are cold,
-    /// and even retaining one costs a cache miss).
-    @inline(__always)
-    private mutating func scanLocalBatch(
+    /// of the changeset is classified one by one. A changeset with a scan column is read
+    /// through the column; its instruction buffer is touched only for the instructions the
+    /// column cannot fill a slot from.
+    mutating func scanLocalBatch(
         changeset changesetIndex: Int, filterFields: Bool, fallback: inout Bool
     ) throws(MergeError) {
-        let column = changesets.local[changesetIndex].scanColumn
         let count: Int
-        if let column {
-            // `Changeset` drops its column when its instructions change (checked in debug
-            // builds only: reading the count touches the cold buffer).
-            assert(column.count == changesets.local[changesetIndex].instructions.count,
-                   "scan column out of date")
+        if let column = changesets.local[changesetIndex].scanColumn {
             count = column.count
-            nodes.classify(column: column, into: &localBatch)
+            localBatch.resize(count)
+            localBatch.entries.withUnsafeMutableBufferPointer { entries in
+                entries.baseAddress!.update(from: column.base, count: count)
+            }
         } else {
             let instructions = changesets.local[changesetIndex].instructions
             count = instructions.count
-            nodes.classify(instructions: instructions, into: &localBatch)
+            localBatch.resize(count)
+            ScanEntry.fill(&localBatch.entries, from: instructions)
         }
-        let entries = column ?? localBatch.entries
-        if try scanLocalBatchInBulk(entries, count: count, changeset: changesetIndex,
-                                    filterFields: filterFields) {
-            return
-        }
+        nodes.classify(localBatch.entries, count: count, into: &localBatch.node)
+        let entries = localBatch.entries
         var batchValid = true
         for position in 0..<count {
             let batchNode = batchValid ? localBatch.node[position] : LocalScanBatch.general
@@ -782,63 +800,6 @@ public struct Transformer: Sendable {
             try arena.append(changesets.local[changesetIndex].instructions,
                              changeset: changesetIndex, position: position, node: node)
         }
-    }
-
-    /// The common case of `scanLocalBatch`: every instruction of the changeset is classified
-    /// (no `general` entry). Then the kept positions are gathered first and the arena grows
-    /// once per column; the list indices of kept list instructions (the only entries that do
-    /// not fill their slot) are then read from the instructions, checked as
-    /// `TransformArena.append` checks them. Returns false, having appended nothing, when the
-    /// changeset is not such a case.
-    /// - Throws: `MergeError.indexBeyondPriorSize` for a list index beyond its prior size.
-    @inline(__always)
-    private mutating func scanLocalBatchInBulk(
-        _ entries: ContiguousArray<ScanEntry>, count: Int, changeset changesetIndex: Int,
-        filterFields: Bool
-    ) throws(MergeError) -> Bool {
-        let batchNodes = localBatch.node
-        var kept = 0
-        var bulk = true
-        var listKept = false
-        if filterFields && localBatch.selectionMixed, let selection = touched.selectInteracting(
-            nodes: batchNodes, entries: entries, count: count, into: &localBatch.selected)
-        {
-            guard selection.bulk else { return false }
-            kept = selection.kept
-            listKept = selection.listKept
-        } else {
-            localBatch.selected.withUnsafeMutableBufferPointer { selected in
-                for position in 0..<count {
-                    let batchNode = batchNodes[position]
-                    if batchNode == LocalScanBatch.untouched { continue }
-                    if batchNode < 0 {
-                        bulk = false
-                        return
-                    }
-                    let entry = entries[position]
-                    if filterFields && !touched.interacts(node: batchNode, field: entry.field) {
-                        continue
-                    }
-                    if !entry.fillsSlot { listKept = true }
-                    selected[kept] = Int32(position)
-                    kept += 1
-                }
-            }
-        }
-        if !bulk { return false }
-        // Both selections give the same positions. The branch-free one pays off when the
-        // filter keeps or skips in no predictable order; when it keeps nearly everything, or
-        // nearly nothing, the branches predict and are cheaper.
-        localBatch.selectionMixed = kept * 8 >= count && (count - kept) * 8 >= count
-        let start = arena.count
-        let indicesMissing = arena.appendEntries(
-            entries, nodes: batchNodes, base: 0, selected: localBatch.selected, count: kept,
-            changeset: changesetIndex, listIndicesFollow: listKept)
-        if indicesMissing {
-            try arena.fillListIndices(from: changesets.local[changesetIndex].instructions,
-                                      slots: start..<arena.count)
-        }
-        return true
     }
 
     /// Buckets incoming object instructions by group root (stable counting sort).
@@ -1005,19 +966,23 @@ public struct Transformer: Sendable {
         where changesets.scanColumn(index) == nil {
             let firstSlot = changesetFirstSlot[index]
             let endSlot = index + 1 < changesets.count ? changesetFirstSlot[index + 1] : arena.count
-            var column = ContiguousArray<ScanEntry>()
             let count = changesets.instructions(index).count
-            column.reserveCapacity(count)
-            for slot in firstSlot..<endSlot where arena.isAlive(slot) {
-                var entry = incomingEntries[slot - localCount]
-                if entry.kind == Kind.arrayInsert || entry.kind == Kind.arrayErase {
-                    entry.cacheListIndices(index: arena.index[slot],
-                                           priorSize: arena.priorSize[slot])
+            var written = 0
+            let column = columnSlab.makeColumn(count: count) { column in
+                for slot in firstSlot..<endSlot where arena.isAlive(slot) {
+                    var entry = incomingEntries[slot - localCount]
+                    if entry.kind == Kind.arrayInsert || entry.kind == Kind.arrayErase {
+                        entry.cacheListIndices(index: arena.index[slot],
+                                               priorSize: arena.priorSize[slot])
+                    }
+                    precondition(written < count,
+                                 "scan column does not match the written-back changeset")
+                    (column + written).initialize(to: entry)
+                    written += 1
                 }
-                column.append(entry)
+                precondition(written == count,
+                             "scan column does not match the written-back changeset")
             }
-            precondition(column.count == count,
-                         "scan column does not match the written-back changeset")
             changesets.modify(index) { $0.scanColumn = column }
         }
     }

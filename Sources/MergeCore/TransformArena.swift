@@ -119,52 +119,37 @@ struct TransformArena: Sendable {
         position.append(UInt32(offset))
     }
 
-    /// Appends one slot per position `p` in `selected[0 ..< count]` (ascending; with
-    /// `selected` nil, `0 ..< count`), filled from `entries[base + p]` and `nodes[base + p]`
-    /// alone: what `append(_:changeset:position:node:)` does for each, with one uniqueness
-    /// check per column instead of one per column and slot. Every entry must `fillsSlot`,
-    /// unless `listIndicesFollow`: then the list slots take the indices their entries cache
-    /// (`ScanEntry.cachedListIndices`), and if any entry caches none this returns true and
-    /// the caller fills the list indices of the list slots (`fillListIndices`) before
-    /// anything reads them.
+    /// Appends one slot per position `p` in `0 ..< count`, filled from `entries[base + p]` and
+    /// `nodes[base + p]` alone: what `append(_:changeset:position:node:)` does for each, with
+    /// one uniqueness check per column instead of one per column and slot. Every entry must
+    /// `fillsSlot`, unless `listIndicesFollow`: then the list slots take the indices their
+    /// entries cache (`ScanEntry.cachedListIndices`), and if any entry caches none this
+    /// returns true and the caller fills the list indices of the list slots
+    /// (`fillListIndices`) before anything reads them.
     @discardableResult
     mutating func appendEntries(
         _ entries: ContiguousArray<ScanEntry>, nodes: ContiguousArray<Int32>, base: Int,
-        selected: ContiguousArray<Int32>?, count: Int, changeset changesetIndex: Int,
-        listIndicesFollow: Bool = false
+        count: Int, changeset changesetIndex: Int, listIndicesFollow: Bool = false
     ) -> Bool {
         if count == 0 { return false }
-        let start = kind.count
-        kind.append(contentsOf: repeatElement(0, count: count))
-        flags.append(contentsOf: repeatElement(0, count: count))
-        node.append(contentsOf: repeatElement(0, count: count))
-        field.append(contentsOf: repeatElement(0, count: count))
-        index.append(contentsOf: repeatElement(0, count: count))
-        priorSize.append(contentsOf: repeatElement(0, count: count))
-        changeset.append(contentsOf: repeatElement(UInt32(changesetIndex), count: count))
-        position.append(contentsOf: repeatElement(0, count: count))
-        let chosen = selected ?? []
-        let identity = selected == nil
+        let start = growColumns(by: count, changeset: UInt32(changesetIndex))
         entries.withUnsafeBufferPointer { entries in
             nodes.withUnsafeBufferPointer { nodes in
-                chosen.withUnsafeBufferPointer { chosen in
-                    kind.withUnsafeMutableBufferPointer { kind in
-                        flags.withUnsafeMutableBufferPointer { flags in
-                            node.withUnsafeMutableBufferPointer { node in
-                                field.withUnsafeMutableBufferPointer { field in
-                                    position.withUnsafeMutableBufferPointer { position in
-                                        for offset in 0..<count {
-                                            let at = identity ? offset : Int(chosen[offset])
-                                            let entry = entries[base + at]
-                                            precondition(
-                                                listIndicesFollow || entry.fillsSlot,
-                                                "appendEntries needs slots without list indices")
-                                            kind[start + offset] = entry.kind
-                                            flags[start + offset] = entry.flags
-                                            node[start + offset] = nodes[base + at]
-                                            field[start + offset] = entry.field
-                                            position[start + offset] = UInt32(at)
-                                        }
+                kind.withUnsafeMutableBufferPointer { kind in
+                    flags.withUnsafeMutableBufferPointer { flags in
+                        node.withUnsafeMutableBufferPointer { node in
+                            field.withUnsafeMutableBufferPointer { field in
+                                position.withUnsafeMutableBufferPointer { position in
+                                    for offset in 0..<count {
+                                        let entry = entries[base + offset]
+                                        precondition(
+                                            listIndicesFollow || entry.fillsSlot,
+                                            "appendEntries needs slots without list indices")
+                                        kind[start + offset] = entry.kind
+                                        flags[start + offset] = entry.flags
+                                        node[start + offset] = nodes[base + offset]
+                                        field[start + offset] = entry.field
+                                        position[start + offset] = UInt32(offset)
                                     }
                                 }
                             }
@@ -174,8 +159,22 @@ struct TransformArena: Sendable {
             }
         }
         if !listIndicesFollow { return false }
-        return fillCachedListIndices(entries, base: base, selected: chosen, identity: identity,
-                                     count: count, start: start)
+        return fillCachedListIndices(entries, base: base, count: count, start: start)
+    }
+
+    /// Appends `count` slots of zeros (changeset `changesetIndex`) to every column but the
+    /// sparse move targets, one uniqueness check per column; returns the first new slot.
+    mutating func growColumns(by count: Int, changeset changesetIndex: UInt32) -> Int {
+        let start = kind.count
+        kind.append(contentsOf: repeatElement(0, count: count))
+        flags.append(contentsOf: repeatElement(0, count: count))
+        node.append(contentsOf: repeatElement(0, count: count))
+        field.append(contentsOf: repeatElement(0, count: count))
+        index.append(contentsOf: repeatElement(0, count: count))
+        priorSize.append(contentsOf: repeatElement(0, count: count))
+        changeset.append(contentsOf: repeatElement(changesetIndex, count: count))
+        position.append(contentsOf: repeatElement(0, count: count))
+        return start
     }
 
     /// Reads the list indices of the list slots among `slots` (appended by `appendEntries`
@@ -365,26 +364,23 @@ struct TransformArena: Sendable {
         instruction.withListIndices(listIndices(slot))
     }
 
-    /// `appendEntries`' list slots (from `start`, one per entry chosen as there) take the
-    /// indices their entries cache. Returns whether any list entry caches none.
+    /// `appendEntries`' list slots (from `start`, one per entry from `base`) take the indices
+    /// their entries cache. Returns whether any list entry caches none.
     private mutating func fillCachedListIndices(
-        _ entries: ContiguousArray<ScanEntry>, base: Int, selected chosen: ContiguousArray<Int32>,
-        identity: Bool, count: Int, start: Int
+        _ entries: ContiguousArray<ScanEntry>, base: Int, count: Int, start: Int
     ) -> Bool {
         var missing = false
         entries.withUnsafeBufferPointer { entries in
-            chosen.withUnsafeBufferPointer { chosen in
-                index.withUnsafeMutableBufferPointer { index in
-                    priorSize.withUnsafeMutableBufferPointer { priorSize in
-                        for offset in 0..<count {
-                            let entry = entries[base + (identity ? offset : Int(chosen[offset]))]
-                            if entry.fillsSlot { continue }
-                            if let list = entry.cachedListIndices {
-                                index[start + offset] = list.index
-                                priorSize[start + offset] = list.priorSize
-                            } else {
-                                missing = true
-                            }
+            index.withUnsafeMutableBufferPointer { index in
+                priorSize.withUnsafeMutableBufferPointer { priorSize in
+                    for offset in 0..<count {
+                        let entry = entries[base + offset]
+                        if entry.fillsSlot { continue }
+                        if let list = entry.cachedListIndices {
+                            index[start + offset] = list.index
+                            priorSize[start + offset] = list.priorSize
+                        } else {
+                            missing = true
                         }
                     }
                 }
@@ -695,30 +691,15 @@ struct ObjectNodeTable: Sendable {
         return objectNode
     }
 
-    /// Classifies a local changeset's instructions for the scan of a long history: the node
-    /// of each instruction's object, if the incoming side touches it. The keys come from the
-    /// changeset's scan column when a merge built one (24 bytes per instruction), else from
-    /// the instructions (`ScanEntry.fill`). All probes of a changeset are then made in one
-    /// loop, independent loads the processor overlaps, where classifying one instruction at a
-    /// time makes each wait for the last. Per position, `batch.node` is the object's node,
-    /// `LocalScanBatch.untouched` (an object the incoming side does not touch), or
-    /// `LocalScanBatch.general` (a schema instruction, a link payload or a non-integer key:
-    /// the caller takes `relevantNode`).
-    /// - Complexity: O(instructions), one dense-map load, bitmap test or probe each.
-    func classify(column: ContiguousArray<ScanEntry>, into batch: inout LocalScanBatch) {
-        batch.resize(column.count)
-        classify(column, count: column.count, into: &batch.node)
-    }
-
-    /// `classify(column:into:)` for a changeset without a column: its entries are made into
-    /// `batch.entries` first.
-    func classify(instructions: ContiguousArray<Instruction>, into batch: inout LocalScanBatch) {
-        batch.resize(instructions.count)
-        ScanEntry.fill(&batch.entries, from: instructions)
-        classify(batch.entries, count: instructions.count, into: &batch.node)
-    }
-
-    private func classify(
+    /// Classifies the first `count` of a local changeset's scan entries
+    /// (`Transformer.scanLocalBatch`): the node of each instruction's object, if the incoming
+    /// side touches it. All probes of a changeset are made in one loop, independent loads the
+    /// processor overlaps, where classifying one instruction at a time makes each wait for
+    /// the last. Per position, `nodes` gets the object's node, `LocalScanBatch.untouched` (an
+    /// object the incoming side does not touch), or `LocalScanBatch.general` (a schema
+    /// instruction, a link payload or a non-integer key: the caller takes `relevantNode`).
+    /// - Complexity: O(count), one dense-map load, bitmap test or probe each.
+    func classify(
         _ entries: ContiguousArray<ScanEntry>, count: Int, into nodes: inout ContiguousArray<Int32>
     ) {
         entries.withUnsafeBufferPointer { entries in
@@ -858,7 +839,10 @@ struct TouchedFields: Sendable {
     var keys: ContiguousArray<UInt64> = []
     var count = 0
 
-    static let maskedFields: UInt32 = 62
+    static let maskedFields: UInt32 = 61
+    /// Not in `nodeMasks`: in the history scan's per-key copy of them
+    /// (`Transformer.historyKeyMasks`), set for a key whose node has a mask.
+    static let knownBit: UInt64 = 1 << 61
     static let overflowBit: UInt64 = 1 << 62
     static let erasesBit: UInt64 = 1 << 63
 
@@ -916,61 +900,6 @@ struct TouchedFields: Sendable {
         count += 1
     }
 
-    /// The positions `p` in `0 ..< count` whose instruction `interacts` (`nodes[p] >= 0` and
-    /// `interacts(node:field:)` with `entries[p].field`), written in order to
-    /// `selected[0 ..< kept]`; `listKept` when one of them does not `fillsSlot`, and `bulk`
-    /// false when some `nodes[p]` is `LocalScanBatch.general` (then nothing else is meant).
-    /// Nil, with nothing meant either, when a field at or above `maskedFields` would need the
-    /// hash table: the caller then asks `interacts` one instruction at a time.
-    ///
-    /// A long history's instructions are kept or skipped in no predictable order, so the
-    /// loop decides each without a branch: it reads a mask for every position (the last
-    /// node's for one out of range, whose answer it then drops) and stores every position,
-    /// advancing the store index by the answer.
-    /// - Precondition: `selected` holds at least `count` elements.
-    func selectInteracting(
-        nodes: ContiguousArray<Int32>, entries: ContiguousArray<ScanEntry>, count: Int,
-        into selected: inout ContiguousArray<Int32>
-    ) -> (bulk: Bool, kept: Int, listKept: Bool)? {
-        if nodeMasks.isEmpty { return nil }
-        precondition(selected.count >= count && nodes.count >= count && entries.count >= count)
-        var kept = 0
-        var general: UInt8 = 0
-        var listKept: UInt8 = 0
-        var unsure: UInt8 = 0
-        nodeMasks.withUnsafeBufferPointer { masks in
-            nodes.withUnsafeBufferPointer { nodes in
-                entries.withUnsafeBufferPointer { entries in
-                    selected.withUnsafeMutableBufferPointer { selected in
-                        let lastNode = UInt32(masks.count - 1)
-                        for position in 0..<count {
-                            let node = UInt32(bitPattern: nodes[position])
-                            let entry = entries[position]
-                            let field = entry.field
-                            let mask = masks[Int(min(node, lastNode))]
-                            let inRange: UInt64 = node <= lastNode ? 1 : 0
-                            let small: UInt64 = field < Self.maskedFields ? 1 : 0
-                            let objectLevel: UInt64 = field == UInt32.max ? 1 : 0
-                            let erases: UInt64 = mask & Self.erasesBit != 0 ? 1 : 0
-                            let fieldBit = mask >> UInt64(field & 63) & small
-                            let keep = inRange & (objectLevel | erases | fieldBit)
-                            let overflow: UInt64 = mask & Self.overflowBit != 0 ? 1 : 0
-                            unsure |= UInt8(truncatingIfNeeded: inRange & overflow
-                                & (1 &- small) & (1 &- objectLevel) & (1 &- erases))
-                            general |= nodes[position] == LocalScanBatch.general ? 1 : 0
-                            listKept |= UInt8(truncatingIfNeeded: keep)
-                                & (entry.fillsSlot ? 0 : 1)
-                            selected[kept] = Int32(truncatingIfNeeded: position)
-                            kept &+= Int(truncatingIfNeeded: keep)
-                        }
-                    }
-                }
-            }
-        }
-        if unsure != 0 { return nil }
-        return (general == 0, kept, listKept != 0)
-    }
-
     /// Whether a local instruction on (`node`, `field`) can meet an incoming one that is not
     /// a no-op: the incoming side erases the object or touches the field.
     @inline(__always)
@@ -1021,19 +950,12 @@ struct LocalScanBatch: Sendable {
     static let general: Int32 = -2
     var entries: ContiguousArray<ScanEntry> = []
     var node: ContiguousArray<Int32> = []
-    /// The positions the scan keeps, in order (`Transformer.scanLocalBatch`).
-    var selected: ContiguousArray<Int32> = []
-    /// Whether the last changeset selected in bulk kept between 1/8 and 7/8 of its
-    /// instructions: the next one is then selected without branches
-    /// (`TouchedFields.selectInteracting`). Performance only: both ways select the same.
-    var selectionMixed = false
 
     /// Makes room for `count` entries (contents unspecified until classified).
     mutating func resize(_ count: Int) {
         if node.count >= count { return }
         entries.append(contentsOf: repeatElement(.general, count: count - entries.count))
         node.append(contentsOf: repeatElement(0, count: count - node.count))
-        selected.append(contentsOf: repeatElement(0, count: count - selected.count))
     }
 }
 

@@ -237,7 +237,9 @@ func compareServerHistories(
             return "client \(client): reciprocal history differs"
         }
         for changeset in incoming {
-            guard changeset.scanColumn == ScanEntry.column(of: changeset.instructions) else {
+            guard let column = changeset.scanColumn,
+                  Array(column.entries) == Array(ScanEntry.column(of: changeset.instructions))
+            else {
                 return "client \(client): an output changeset lacks its scan column"
             }
         }
@@ -375,80 +377,89 @@ struct TouchedFieldsTests {
         }
     }
 
-    @Test("the branch-free selection keeps exactly what interacts keeps")
-    func selectionMatchesInteracts() {
+    @Test("the history scan keeps exactly what the node table and interacts keep")
+    func historySelectionMatchesInteracts() {
         let random = RandomStream(seed: 11, id: StreamID(domain: 0x5346_4C44))
-        var filter = TouchedFields()
-        var nilResults = 0
-        var bulkResults = 0
-        for round in 0..<200 {
+        var generalRounds = 0
+        var keyMaskRounds = 0
+        var keptTotal = 0
+        for round in 0..<300 {
+            var table = ObjectNodeTable()
+            table.reset(capacity: 64)
+            // Mostly dense integer keys of table 1; some of table 2, some far away (outside
+            // the map's window), and in some rounds a string key first (no map at all).
+            func object() -> ObjectRef {
+                switch random.uniformInt(below: 12) {
+                case 0: ObjectRef(table: 2, key: .int(Int64(random.uniformInt(below: 300))))
+                case 1: ObjectRef(table: 1, key: .int(1_000_000 + Int64(random.uniformInt(below: 50))))
+                default: ObjectRef(table: 1, key: .int(Int64(random.uniformInt(below: 300))))
+                }
+            }
+            if round % 7 == 0 { _ = table.node(for: ObjectRef(table: 1, key: .string("s"))) }
+            for _ in 0..<(1 + random.uniformInt(below: 200)) { _ = table.node(for: object()) }
+            table.buildDenseIndex()
+            var filter = TouchedFields()
             filter.reset()
-            let nodes = 1 + Int32(random.uniformInt(below: 40))
             // Every fourth round records fields beyond the mask, so some answers need the hash.
             let fieldSpan: UInt64 = round % 4 == 0 ? 70 : 8
-            for _ in 0..<(1 + random.uniformInt(below: 80)) {
-                filter.record(node: Int32(random.uniformInt(below: UInt64(nodes))),
+            for _ in 0..<(random.uniformInt(below: 150)) {
+                filter.record(node: Int32(random.uniformInt(below: UInt64(table.count))),
                               field: UInt32(random.uniformInt(below: fieldSpan)),
                               erases: random.chance(1, outOf: 25))
             }
-            let count = Int(random.uniformInt(below: 120))
-            var batchNodes = ContiguousArray<Int32>()
-            var entries = ContiguousArray<ScanEntry>()
-            let kinds: [UInt8] = [Kind.update, Kind.addInteger, Kind.arrayInsert, Kind.arrayErase,
-                                  Kind.createObject, Kind.eraseObject]
-            for _ in 0..<count {
-                let roll = random.uniformInt(below: 40)
-                let node: Int32 = roll == 0 && round % 3 == 0 ? LocalScanBatch.general
-                    : roll < 8 ? LocalScanBatch.untouched
-                    : Int32(random.uniformInt(below: UInt64(nodes + 3)))
+            var entries: [ScanEntry] = []
+            var objects: [ObjectRef] = []
+            for _ in 0..<Int(random.uniformInt(below: 120)) {
+                let object = object()
+                guard case .int(let value) = object.key else { continue }
                 let field = random.chance(1, outOf: 12)
                     ? UInt32.max : UInt32(random.uniformInt(below: 72))
-                batchNodes.append(node)
-                entries.append(ScanEntry(
-                    key: 0, table: 0, field: field,
-                    kind: kinds[Int(random.uniformInt(below: UInt64(kinds.count)))],
-                    flags: TransformArena.alive))
+                entries.append(ScanEntry(key: UInt64(bitPattern: value), table: object.table,
+                                         field: field, kind: Kind.update,
+                                         flags: TransformArena.alive))
+                objects.append(object)
             }
-            var selected = ContiguousArray<Int32>(repeating: -7, count: count)
-            let result = filter.selectInteracting(nodes: batchNodes, entries: entries,
-                                                  count: count, into: &selected)
-            // The model: `interacts`, one position at a time.
-            var model: [Int32] = []
-            var modelListKept = false
-            var general = false
-            var needsHash = false
-            for position in 0..<count {
-                let node = batchNodes[position]
-                if node == LocalScanBatch.general { general = true }
-                guard node >= 0 else { continue }
-                let field = entries[position].field
-                if Int(node) < filter.nodeMasks.count {
-                    let mask = filter.nodeMasks[Int(node)]
-                    if field >= TouchedFields.maskedFields && field != UInt32.max
-                        && mask & TouchedFields.erasesBit == 0
-                        && mask & TouchedFields.overflowBit != 0
-                    {
-                        needsHash = true
+            let general = round % 5 == 0 && !entries.isEmpty
+            if general { entries[Int(random.uniformInt(below: UInt64(entries.count)))] = .general }
+            var keyMasks = [UInt64](repeating: 0, count: table.dense.count)
+            keyMasks.withUnsafeMutableBufferPointer { table.fillKeyMasks(filter, into: $0) }
+            if table.denseActive { keyMaskRounds += 1 }
+            for filtered in [false, true] {
+                var selected = [UInt64](repeating: .max, count: entries.count)
+                let kept = entries.withUnsafeBufferPointer { entries in
+                    keyMasks.withUnsafeBufferPointer { masks in
+                        selected.withUnsafeMutableBufferPointer { selected in
+                            table.selectRelevant(
+                                entries, touched: filtered ? filter : nil,
+                                keyMasks: filtered && table.denseActive ? masks : nil,
+                                into: selected.baseAddress!)
+                        }
                     }
                 }
-                if filter.interacts(node: node, field: field) {
-                    model.append(Int32(position))
-                    if !entries[position].fillsSlot { modelListKept = true }
+                // The model: the probe, then `interacts`, one position at a time.
+                var model: [UInt64] = []
+                for (position, object) in objects.enumerated() {
+                    guard let node = table.existingNode(for: object) else { continue }
+                    if filtered && !filter.interacts(node: node, field: entries[position].field) {
+                        continue
+                    }
+                    model.append(UInt64(UInt32(bitPattern: node)) << 32 | UInt64(position))
                 }
+                guard !general else {
+                    #expect(kept == nil, "round \(round)")
+                    continue
+                }
+                guard let kept else {
+                    Issue.record("round \(round): no selection without a general entry")
+                    continue
+                }
+                #expect(Array(selected[0..<kept]) == model, "round \(round) filtered \(filtered)")
+                keptTotal += kept
             }
-            #expect((result == nil) == (needsHash || filter.nodeMasks.isEmpty), "round \(round)")
-            guard let result else {
-                nilResults += 1
-                continue
-            }
-            #expect(result.bulk == !general, "round \(round)")
-            guard result.bulk else { continue }
-            bulkResults += 1
-            #expect(Array(selected[0..<result.kept]) == model, "round \(round)")
-            #expect(result.listKept == modelListKept, "round \(round)")
+            if general { generalRounds += 1 }
         }
-        // Both outcomes were exercised.
-        #expect(nilResults > 0 && bulkResults > 100)
+        // Every path was exercised: general entries, the key masks, and kept instructions.
+        #expect(generalRounds > 20 && keyMaskRounds > 100 && keptTotal > 1000)
     }
 }
 

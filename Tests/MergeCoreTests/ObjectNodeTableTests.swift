@@ -58,7 +58,8 @@ struct ObjectNodeTableTests {
                     objects.append(object)
                 }
                 var batch = LocalScanBatch()
-                table.classify(column: column, into: &batch)
+                batch.resize(column.count)
+                table.classify(column, count: column.count, into: &batch.node)
                 for (position, object) in objects.enumerated() {
                     if table.denseActive && object.table == table.denseTable,
                        case .int(let value) = object.key,
