@@ -8,7 +8,9 @@
 /// processor could not overlap it with the next. Here the entries' address and count sit in
 /// the changeset itself (in the history's array, which the scan reads in order), the reference
 /// that keeps them alive is not touched by a read, and consecutive columns are consecutive in
-/// memory, so the scan streams them and can prefetch ahead.
+/// memory, so the scan streams them and can prefetch ahead. (Measured on its own, at 100
+/// clients and 10^6 map updates, this was at parity within the machine's noise; the README's
+/// "The history scan in one pass" gives the figures.)
 ///
 /// The entries never change once the column is made; the chunk they live in is freed when
 /// the last column in it is. (`@unchecked Sendable`: `base` points into `chunk`, which this
