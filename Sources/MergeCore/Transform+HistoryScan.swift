@@ -261,6 +261,7 @@ extension ObjectNodeTable {
         let masks = keyMasks ?? UnsafeBufferPointer(start: nil, count: 0)
         let filter = touched != nil
         return dense.withUnsafeBufferPointer { dense in
+          denseOutside.withUnsafeBufferPointer { outside in
             var kept = 0
             for position in 0..<entries.count {
                 let entry = entries[position]
@@ -282,6 +283,14 @@ extension ObjectNodeTable {
                     } else {
                         keep = node >= 0 ? 1 : 0
                     }
+                } else if entry.table == table && offset >= window && window > 0
+                            && !Self.outsideBit(outside, entry.key)
+                {
+                    // A key of the map's table beyond its window that the incoming side
+                    // never touched (a clear bit proves it has no node): objects other
+                    // clients created, in their own key ranges.
+                    node = -1
+                    keep = 0
                 } else {
                     (node, keep) = classifyOne(entry, touched: touched)
                 }
@@ -290,6 +299,7 @@ extension ObjectNodeTable {
                 kept &+= keep
             }
             return kept
+          }
         }
     }
 

@@ -603,8 +603,14 @@ struct ObjectNodeTable: Sendable {
     /// node (false: it has none).
     @inline(__always)
     func mayHaveNodeOutside(_ key: UInt64) -> Bool {
-        let bucket = Int(truncatingIfNeeded: quickMix(key)) & (Self.denseOutsideWords * 64 - 1)
-        return denseOutside[bucket >> 6] >> UInt64(bucket & 63) & 1 != 0
+        denseOutside.withUnsafeBufferPointer { Self.outsideBit($0, key) }
+    }
+
+    /// `mayHaveNodeOutside` over the bitmap's buffer (`denseOutside`).
+    @inline(__always)
+    static func outsideBit(_ outside: UnsafeBufferPointer<UInt64>, _ key: UInt64) -> Bool {
+        let bucket = Int(truncatingIfNeeded: quickMix(key)) & (denseOutsideWords * 64 - 1)
+        return outside[bucket >> 6] >> UInt64(bucket & 63) & 1 != 0
     }
 
     /// The dense-map offset of integer key `key` (its bit pattern) in `table`, or nil when the
