@@ -3,9 +3,8 @@
 ///
 /// Why not an array: a server's merge reads the column of every history changeset in its
 /// window, a few dozen entries each. As an array, each read retained and released the
-/// column's own heap block, an atomic operation on a cache line the merge had not touched
-/// yet, so every changeset cost a full memory latency before its first entry, and the
-/// processor could not overlap it with the next. Here the entries' address and count sit in
+/// column's own heap block (an atomic operation on a cache line the merge had not touched
+/// yet) and read the count from that line. Here the entries' address and count sit in
 /// the changeset itself (in the history's array, which the scan reads in order), the reference
 /// that keeps them alive is not touched by a read, and consecutive columns are consecutive in
 /// memory, so the scan streams them and can prefetch ahead. (Measured on its own, at 100

@@ -391,7 +391,8 @@ struct TouchedFieldsTests {
             func object() -> ObjectRef {
                 switch random.uniformInt(below: 12) {
                 case 0: ObjectRef(table: 2, key: .int(Int64(random.uniformInt(below: 300))))
-                case 1: ObjectRef(table: 1, key: .int(1_000_000 + Int64(random.uniformInt(below: 50))))
+                case 1:
+                    ObjectRef(table: 1, key: .int(1_000_000 + Int64(random.uniformInt(below: 50))))
                 default: ObjectRef(table: 1, key: .int(Int64(random.uniformInt(below: 300))))
                 }
             }
