@@ -1141,22 +1141,44 @@ public struct Transformer: Sendable {
         let order = rankOrder
         changesetRank.withUnsafeMutableBufferPointer { ranks in
             for sorted in order.indices { ranks[Int(order[sorted])] = UInt32(2 * sorted + 1) }
+            // A history's discriminants come in long ascending runs (each client's changesets
+            // in turn), so each search gallops from the last answer: O(log distance) where a
+            // plain binary search costs O(log incoming changesets) every time.
+            var previous = 0
             for local in 0..<localCount {
                 // j = the incoming changesets whose discriminant is strictly below local's.
                 let time = times[local]
                 let ident = idents[local]
-                var low = 0
-                var high = order.count
+                @inline(__always) func below(_ sorted: Int) -> Bool {
+                    let other = Int(order[sorted])
+                    return (times[other], idents[other]) < (time, ident)
+                }
+                // Bracket the answer in low ..< high + 1, then search it.
+                var low: Int
+                var high: Int
+                if previous < order.count && below(previous) {
+                    low = previous + 1
+                    var step = 1
+                    while low + step - 1 < order.count && below(low + step - 1) {
+                        low += step
+                        step *= 2
+                    }
+                    high = Swift.min(low + step - 1, order.count)
+                } else {
+                    high = previous
+                    var step = 1
+                    while high - step >= 0 && !below(high - step) {
+                        high -= step
+                        step *= 2
+                    }
+                    low = Swift.max(high - step + 1, 0)
+                }
                 while low < high {
                     let middle = (low + high) / 2
-                    let other = Int(order[middle])
-                    if (times[other], idents[other]) < (time, ident) {
-                        low = middle + 1
-                    } else {
-                        high = middle
-                    }
+                    if below(middle) { low = middle + 1 } else { high = middle }
                 }
                 ranks[local] = UInt32(2 * low)
+                previous = low
             }
         }
     }
