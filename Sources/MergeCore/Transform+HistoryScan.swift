@@ -310,13 +310,13 @@ extension ObjectNodeTable {
     /// - Precondition: `out` is as long as the dense map and all zeros.
     func fillKeyMasks(_ touched: TouchedFields, into out: UnsafeMutableBufferPointer<UInt64>) {
         precondition(out.count == dense.count, "one key mask per dense key")
+        let masks = touched.nodeMasks.buffer
+        let known = touched.knownCount
         dense.withUnsafeBufferPointer { dense in
-            touched.nodeMasks.withUnsafeBufferPointer { masks in
-                for offset in dense.indices {
-                    let node = Int(dense[offset])
-                    if node >= 0 && node < masks.count {
-                        out[offset] = masks[node] | TouchedFields.knownBit
-                    }
+            for offset in dense.indices {
+                let node = Int(dense[offset])
+                if node >= 0 && node < known {
+                    out[offset] = masks[node] | TouchedFields.knownBit
                 }
             }
         }

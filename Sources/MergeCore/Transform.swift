@@ -624,7 +624,8 @@ public struct Transformer: Sendable {
         var incomingErasesColumn = false
         let filterFields = touchedFieldsFilterEnabled
             && instructionCount - incomingCount >= touchedFieldsLocalRatioMin * incomingCount
-        if filterFields { touched.reset() }
+        // The incoming side creates at most two nodes per instruction (object, link target).
+        if filterFields { touched.reset(nodesMax: 2 * incomingCount) }
         // Each incoming instruction is read once, into its scan entry (or taken from the
         // changeset's column); the node, the filter and the arena slot come from the entry.
         incomingEntries.removeAll(keepingCapacity: true)

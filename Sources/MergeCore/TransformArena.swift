@@ -839,8 +839,15 @@ struct TouchedFields: Sendable {
     /// Per node: bit `f` for each touched field `f` < `maskedFields`, `overflowBit` when a
     /// field at or above that is touched (those are in `keys`), `erasesBit` when the incoming
     /// side erases the object. Field IDs are small dense integers, so the common check is one
-    /// load from an array of 8 bytes per node and a bit test, not a hash probe.
-    var nodeMasks: ContiguousArray<UInt64> = []
+    /// load from an array of 8 bytes per node and a bit test, not a hash probe. Sized once per
+    /// merge for every node the incoming side can create (`reset(nodesMax:)`) and written
+    /// through a raw pointer: growing it one node at a time, and its uniqueness check on
+    /// every write, were 2 % of a churn merge at 100 clients. Only `0 ..< knownCount` means
+    /// anything.
+    private(set) var nodeMasks = ScratchBuffer<UInt64>()
+    /// One more than the highest node recorded: nodes from here on are unknown to the filter
+    /// (none of their instructions can interact).
+    private(set) var knownCount = 0
     /// Open addressing for fields ≥ `maskedFields`: `key + 1` (0 = empty), load ≤ 1/2.
     var keys: ContiguousArray<UInt64> = []
     var count = 0
@@ -852,8 +859,11 @@ struct TouchedFields: Sendable {
     static let overflowBit: UInt64 = 1 << 62
     static let erasesBit: UInt64 = 1 << 63
 
-    mutating func reset() {
-        nodeMasks.removeAll(keepingCapacity: true)
+    /// Empties the filter for a merge whose incoming side creates at most `nodesMax` nodes
+    /// (`record` checks it).
+    mutating func reset(nodesMax: Int) {
+        nodeMasks.reset(count: nodesMax, repeating: 0)
+        knownCount = 0
         if count > 0 || keys.count != 64 {
             keys.removeAll(keepingCapacity: true)
             keys.append(contentsOf: repeatElement(0, count: 64))
@@ -870,15 +880,19 @@ struct TouchedFields: Sendable {
     /// object-level instruction) and whether it erases the object.
     @inline(__always)
     mutating func record(node: Int32, field: UInt32, erases: Bool) {
-        while nodeMasks.count <= Int(node) { nodeMasks.append(0) }
-        if erases { nodeMasks[Int(node)] |= Self.erasesBit }
-        if field == UInt32.max { return }
-        if field < Self.maskedFields {
-            nodeMasks[Int(node)] |= 1 << UInt64(field)
-            return
+        let masks = nodeMasks.buffer
+        precondition(node >= 0 && Int(node) < masks.count, "more nodes than reset(nodesMax:)")
+        knownCount = Swift.max(knownCount, Int(node) + 1)
+        var bits = erases ? Self.erasesBit : 0
+        if field != UInt32.max {
+            if field < Self.maskedFields {
+                bits |= 1 << UInt64(field)
+            } else {
+                bits |= Self.overflowBit
+                recordOverflow(Self.key(node: node, field: field) &+ 1)
+            }
         }
-        nodeMasks[Int(node)] |= Self.overflowBit
-        recordOverflow(Self.key(node: node, field: field) &+ 1)
+        masks[Int(node)] |= bits
     }
 
     private mutating func recordOverflow(_ stored: UInt64) {
@@ -910,8 +924,8 @@ struct TouchedFields: Sendable {
     /// a no-op: the incoming side erases the object or touches the field.
     @inline(__always)
     func interacts(node: Int32, field: UInt32) -> Bool {
-        if Int(node) >= nodeMasks.count { return false }
-        let nodeMask = nodeMasks[Int(node)]
+        if Int(node) >= knownCount { return false }
+        let nodeMask = nodeMasks.buffer[Int(node)]
         if field == UInt32.max || nodeMask & Self.erasesBit != 0 { return true }
         if field < Self.maskedFields { return nodeMask >> UInt64(field) & 1 != 0 }
         if nodeMask & Self.overflowBit == 0 { return false }

@@ -344,7 +344,7 @@ struct TouchedFieldsTests {
         let random = RandomStream(seed: 7, id: StreamID(domain: 0x5446_4C44))
         var filter = TouchedFields()
         for round in 0..<20 {
-            filter.reset()
+            filter.reset(nodesMax: 40)
             var fields = Set<UInt64>()
             var erased = Set<Int32>()
             var recordedMax: Int32?
@@ -363,7 +363,7 @@ struct TouchedFieldsTests {
             }
             // Nodes up to the highest one recorded are known (link targets are known without
             // being recorded); a node above it is not.
-            let knownCount = Int32(filter.nodeMasks.count)
+            let knownCount = Int32(filter.knownCount)
             #expect(knownCount == (recordedMax ?? -1) + 1)
             for node in 0..<(nodes + 3) {
                 for field in [0, 1, 61, 62, 63, 69, 4999, UInt32.max] as [UInt32] {
@@ -400,7 +400,7 @@ struct TouchedFieldsTests {
             for _ in 0..<(1 + random.uniformInt(below: 200)) { _ = table.node(for: object()) }
             table.buildDenseIndex()
             var filter = TouchedFields()
-            filter.reset()
+            filter.reset(nodesMax: table.count)
             // Every fourth round records fields beyond the mask, so some answers need the hash.
             let fieldSpan: UInt64 = round % 4 == 0 ? 70 : 8
             for _ in 0..<(random.uniformInt(below: 150)) {
