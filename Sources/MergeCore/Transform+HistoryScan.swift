@@ -66,6 +66,7 @@ extension Transformer {
                 historySelected.reserve(count, repeating: 0)
             }
             changesetFirstSlot[changesetIndex] = arena.count + waiting
+            precondition(historySelected.count >= count, "history scan scratch too short")
             let selected = historySelected.buffer.baseAddress!
             let pending = historyPending.buffer.baseAddress! + waiting
             let kept: Int?
