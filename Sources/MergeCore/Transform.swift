@@ -688,7 +688,7 @@ public struct Transformer: Sendable {
             incomingFill.append(fill)
         }
         swap(&nodesOut, &incomingNodes)
-        nodes.buildDenseIndex()
+        nodes.buildDenseIndex(lookups: instructionCount - incomingCount)
         arena.reset(capacity: 2 * incomingCount)
         var fallback = incomingErasesColumn
         if !incomingErasesColumn {

@@ -39,7 +39,8 @@ struct ObjectNodeTableTests {
             let incoming = 1 + Int(random.uniformInt(below: 400))
             // Some rounds start with a string key or another table: no map, probe only.
             for _ in 0..<incoming { _ = table.node(for: Self.object(random)) }
-            table.buildDenseIndex()
+            // Every other round expects many lookups: the window widens (`lookups`).
+            table.buildDenseIndex(lookups: round.isMultiple(of: 2) ? 0 : 4_000)
             if table.denseActive { mapsBuilt += 1 }
             for phase in 0..<2 {
                 if phase == 1 {
@@ -106,6 +107,22 @@ struct ObjectNodeTableTests {
             }
             #expect(table.denseOffset(intKey: UInt64(bitPattern: far), table: 1) == nil,
                     "layout \(layout): the far key is in the map")
+        }
+        // A few keys scattered over a wide range: no window of four times their count holds
+        // half of them, but one widened for many lookups holds them all.
+        var scattered = ObjectNodeTable()
+        scattered.reset(capacity: 64)
+        let scatteredKeys = (0..<20).map { Int64($0) * 997 }
+        for key in scatteredKeys { _ = scattered.node(for: ObjectRef(table: 1, key: .int(key))) }
+        scattered.buildDenseIndex()
+        let narrowMapped = scattered.denseActive
+        #expect(!narrowMapped)
+        scattered.buildDenseIndex(lookups: 50_000)
+        let wideMapped = scattered.denseActive
+        #expect(wideMapped)
+        for key in scatteredKeys {
+            #expect(scattered.denseOffset(intKey: UInt64(bitPattern: key), table: 1) != nil,
+                    "key \(key) outside the widened map")
         }
         // Keys spread so thin that no window holds half of them: no map, probe only.
         var sparse = ObjectNodeTable()
