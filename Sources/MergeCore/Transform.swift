@@ -40,7 +40,7 @@
 //! the incoming side does not touch, of an object it does not erase, can only meet no-op rules
 //! and is skipped too. With 100 clients each uploading 10^4 map updates, three quarters of the
 //! history no longer enters the arena. The filter costs a bit set per incoming instruction in
-//! an 8-byte mask per object (a hash insert for a field ID of 62 or more), so it is built only
+//! an 8-byte mask per object (a hash insert for a field ID of 61 or more), so it is built only
 //! when the local side is at least twice the incoming one.
 //!
 //! ## A server's history
