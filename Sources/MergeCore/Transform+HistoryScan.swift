@@ -96,8 +96,14 @@ extension Transformer {
             try flushPending(waiting)
             waiting = 0
             changesetFirstSlot[changesetIndex] = arena.count
-            try scanLocalBatch(changeset: changesetIndex, filterFields: filterFields,
-                               fallback: &fallback)
+            if let column {  // without a column, `localBatch.entries` holds them already
+                localBatch.resize(count)
+                localBatch.entries.withUnsafeMutableBufferPointer { entries in
+                    entries.baseAddress!.update(from: column.baseAddress!, count: count)
+                }
+            }
+            try scanLocalBatch(changeset: changesetIndex, count: count,
+                               filterFields: filterFields, fallback: &fallback)
         }
         try flushPending(waiting)
     }
@@ -327,14 +333,7 @@ extension ObjectNodeTable {
     /// finds it (-1 for none) and whether it is kept (1 or 0).
     @inline(never)
     func classifyOne(_ entry: ScanEntry, touched: TouchedFields?) -> (node: Int32, keep: Int) {
-        var node: Int32 = -1
-        if let offset = denseOffset(intKey: entry.key, table: entry.table) {
-            node = dense[offset]
-        } else if !(denseActive && entry.table == denseTable) || mayHaveNodeOutside(entry.key) {
-            let hash = stableIntObjectHash(table: entry.table, key: entry.key)
-            let (index, found) = probeIntKey(entry.key, table: entry.table, hash: hash)
-            if found { node = Int32(slots[index].node) }
-        }
+        let node = existingNode(intKey: entry.key, table: entry.table)
         if node < 0 { return (-1, 0) }
         guard let touched else { return (node, 1) }
         return (node, touched.interacts(node: node, field: entry.field) ? 1 : 0)

@@ -746,25 +746,12 @@ public struct Transformer: Sendable {
     /// instructions without links are classified in a batch (`ObjectNodeTable.classify`), the
     /// rest one by one through `relevantNode`. If that gives an object its first node (a
     /// local link into a touched object), the batch's later answers may be stale, so the rest
-    /// of the changeset is classified one by one. A changeset with a scan column is read
-    /// through the column; its instruction buffer is touched only for the instructions the
-    /// column cannot fill a slot from.
+    /// of the changeset is classified one by one. The changeset's `count` scan entries are in
+    /// `localBatch.entries` (`scanHistory` puts them there); its instruction buffer is touched
+    /// only for the instructions an entry cannot fill a slot from.
     mutating func scanLocalBatch(
-        changeset changesetIndex: Int, filterFields: Bool, fallback: inout Bool
+        changeset changesetIndex: Int, count: Int, filterFields: Bool, fallback: inout Bool
     ) throws(MergeError) {
-        let count: Int
-        if let column = changesets.local[changesetIndex].scanColumn {
-            count = column.count
-            localBatch.resize(count)
-            localBatch.entries.withUnsafeMutableBufferPointer { entries in
-                entries.baseAddress!.update(from: column.base, count: count)
-            }
-        } else {
-            let instructions = changesets.local[changesetIndex].instructions
-            count = instructions.count
-            localBatch.resize(count)
-            ScanEntry.fill(&localBatch.entries, from: instructions)
-        }
         nodes.classify(localBatch.entries, count: count, into: &localBatch.node)
         let entries = localBatch.entries
         var batchValid = true

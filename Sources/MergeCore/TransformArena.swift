@@ -737,33 +737,27 @@ struct ObjectNodeTable: Sendable {
         _ entries: ContiguousArray<ScanEntry>, count: Int, into nodes: inout ContiguousArray<Int32>
     ) {
         entries.withUnsafeBufferPointer { entries in
-            dense.withUnsafeBufferPointer { dense in
-                nodes.withUnsafeMutableBufferPointer { nodes in
-                    for position in 0..<count {
-                        let entry = entries[position]
-                        if entry.isGeneral {
-                            nodes[position] = LocalScanBatch.general
-                            continue
-                        }
-                        if denseActive && entry.table == denseTable {
-                            if let offset = denseOffset(intKey: entry.key, table: entry.table) {
-                                let node = dense[offset]
-                                nodes[position] = node >= 0 ? node : LocalScanBatch.untouched
-                                continue
-                            }
-                            if !mayHaveNodeOutside(entry.key) {
-                                nodes[position] = LocalScanBatch.untouched
-                                continue
-                            }
-                        }
-                        let hash = stableIntObjectHash(table: entry.table, key: entry.key)
-                        let (index, found) = probeIntKey(entry.key, table: entry.table, hash: hash)
-                        nodes[position] = found
-                            ? Int32(slots[index].node) : LocalScanBatch.untouched
-                    }
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                for position in 0..<count {
+                    let entry = entries[position]
+                    nodes[position] = entry.isGeneral
+                        ? LocalScanBatch.general
+                        : existingNode(intKey: entry.key, table: entry.table)
                 }
             }
         }
+    }
+
+    /// The node of the object with integer key `key` (its bit pattern) in `table`, or -1
+    /// (`LocalScanBatch.untouched`) when it has none: the dense map's entry for a key in its
+    /// window, -1 for a key of the map's table whose outside bit is clear, else a probe.
+    @inline(__always)
+    func existingNode(intKey key: UInt64, table: TableID) -> Int32 {
+        if let offset = denseOffset(intKey: key, table: table) { return dense[offset] }
+        if denseActive && table == denseTable && !mayHaveNodeOutside(key) { return -1 }
+        let (index, found) = probeIntKey(key, table: table,
+                                         hash: stableIntObjectHash(table: table, key: key))
+        return found ? Int32(slots[index].node) : -1
     }
 
     /// The node of `object` if it has one.
