@@ -264,6 +264,8 @@ struct ListBlockSettings: Sendable {
     var spanMax: UInt32 = 4
     /// A group whose blocks would average fewer minors walks every pair (random positions).
     var averageLengthMin = 4
+    /// Passing local runs over all of a group's blocks at once (`Transform+ListRegions.swift`).
+    var regions = ListRegionSettings()
 }
 
 /// The major of a list run, as the loop updates it.
@@ -704,6 +706,122 @@ extension TransformArena {
         return stop
     }
 
+    /// Recomputes the summary of every stale block of `blocks`.
+    mutating func summariseListBlocks(_ blocks: Range<Int>, minors: ContiguousArray<Int32>) {
+        withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
+            for blockIndex in blocks where blockBuffer[blockIndex].state == .stale {
+                buffers.summarise(&blockBuffer[blockIndex])
+            }
+        }
+    }
+
+    /// `Transformer.walkTouchedRegions`' loop over the touched blocks, in one set of raw
+    /// views: before the block at `offsets[i]` (from `blocks.lowerBound`), `run` moves by
+    /// what the untouched blocks before it did (`steps[i]`: the net delta of those below the
+    /// touched regions, for its indices, and of all of them, for its prior sizes); then it
+    /// meets the block as `Transformer.mergeMajorRun` does: it passes it whole if the
+    /// summaries show the outcome, else its majors walk it one by one (every alive minor of a
+    /// uniform block is an ArrayInsert or ArrayErase on the run's list, so only a prior-size
+    /// mismatch or a discard stops a walk) and the run is summarised again. A change of the
+    /// run's net delta is appended to `deltaChanges` (the block's offset and the new delta).
+    /// - Returns: `stoppedAfter`, the index in `offsets` of the block after whose walk the
+    ///   majors no longer chain (nil when the run met every block), or the mismatch. The
+    ///   run's shifts since its last walk stay pending in `run` (its offsets).
+    mutating func walkTouchedBlocks(
+        _ run: inout ListMajorRun, blocks: Range<Int>, offsets: ContiguousArray<Int32>,
+        steps: ContiguousArray<(below: Int64, untouched: Int64)>,
+        deltaChanges: inout ContiguousArray<(offset: Int32, delta: Int64)>,
+        ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>
+    ) -> (stoppedAfter: Int?, mismatch: MergeError?) {
+        let (kinds, nodes, fields, owners) = (kind, node, field, changeset)
+        let slots = run.slots
+        return withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
+            var (movedBelow, movedUntouched): (Int64, Int64) = (0, 0)
+            var currentDelta = run.summary.netDelta
+            for index in 0..<offsets.count {
+                let step = steps[index]
+                let stepBelow = step.below - movedBelow
+                let stepSize = step.untouched - movedUntouched
+                (movedBelow, movedUntouched) = (step.below, step.untouched)
+                run.indexOffset &+= Int32(truncatingIfNeeded: stepBelow)
+                run.summary.shiftIndices(by: stepBelow)
+                run.sizeOffset &+= Int32(truncatingIfNeeded: stepSize)
+                run.summary.shiftSizes(by: stepSize)
+                // A run whose majors are all discarded meets nothing more.
+                if run.summary.count == 0 { continue }
+                let blockIndex = blocks.lowerBound + Int(offsets[index])
+                if run.passUniform(blockBuffer, from: blockIndex, to: blockIndex + 1)
+                    > blockIndex
+                {
+                    continue
+                }
+                if blockBuffer[blockIndex].state == .stale {
+                    buffers.summarise(&blockBuffer[blockIndex])
+                    if run.passUniform(blockBuffer, from: blockIndex, to: blockIndex + 1)
+                        > blockIndex
+                    {
+                        continue
+                    }
+                }
+                if blockBuffer[blockIndex].isUnrelated(node: run.summary.node,
+                                                       field: run.summary.field) { continue }
+                // The majors walk the block one by one, from their settled state.
+                let indexShift = UInt32(bitPattern: run.indexOffset)
+                let sizeShift = UInt32(bitPattern: run.sizeOffset)
+                if run.indexOffset != 0 || run.sizeOffset != 0 {
+                    for slot in slots where buffers.flags[slot] & Self.alive != 0 {
+                        buffers.indices[slot] = buffers.indices[slot] &+ indexShift
+                        buffers.sizes[slot] = buffers.sizes[slot] &+ sizeShift
+                        buffers.flags[slot] |= Self.dirty
+                    }
+                    (run.indexOffset, run.sizeOffset) = (0, 0)
+                }
+                buffers.settle(&blockBuffer[blockIndex])
+                blockBuffer[blockIndex].state = .stale
+                let (start, end) = (Int(blockBuffer[blockIndex].start),
+                                    Int(blockBuffer[blockIndex].end))
+                var summary = ListRunSummary()
+                for major in slots where buffers.flags[major] & Self.alive != 0 {
+                    var state = ListMajor(
+                        node: nodes[major], field: fields[major],
+                        isInsert: kinds[major] == Kind.arrayInsert,
+                        rank: ranks[Int(owners[major])], index: buffers.indices[major],
+                        size: buffers.sizes[major])
+                    let (stop, mismatch) = buffers.walk(&state, from: start, to: end)
+                    buffers.store(state, at: major)
+                    if let mismatch { return (nil, mismatch) }
+                    precondition(!state.alive || stop == end,
+                                 "a uniform block's walk stops only at a discard")
+                    if state.alive {
+                        summary.add(node: state.node, field: state.field, index: state.index,
+                                    size: state.size, isInsert: state.isInsert)
+                    }
+                }
+                if !summary.chains { return (index, nil) }
+                run.summary = summary
+                let delta = summary.count == 0 ? 0 : summary.netDelta
+                if delta != currentDelta {
+                    currentDelta = delta
+                    deltaChanges.append((offsets[index], delta))
+                }
+            }
+            return (nil, nil)
+        }
+    }
+
+    /// Recomputes the summary of every stale block among `blocks.lowerBound + offsets[i]`.
+    mutating func summariseListBlocks(_ blocks: Range<Int>, offsets: ContiguousArray<Int32>,
+                                      minors: ContiguousArray<Int32>) {
+        withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
+            for offset in offsets {
+                let blockIndex = blocks.lowerBound + Int(offset)
+                if blockBuffer[blockIndex].state == .stale {
+                    buffers.summarise(&blockBuffer[blockIndex])
+                }
+            }
+        }
+    }
+
     /// Brings the minors of `blocks` up to date and marks the blocks stale, before another
     /// rule reads or writes them.
     mutating func settleListBlocks(_ blocks: Range<Int>, minors: ContiguousArray<Int32>) {
@@ -742,12 +860,14 @@ extension Transformer {
     /// Applies the shifts group `root`'s list blocks owe their minors, before another rule
     /// meets them.
     mutating func settleListBlocks(_ root: Int) {
+        if listRegions.root == root { materializeListRegions() }
         let range = Int(groupBlockLower[root])..<Int(groupBlockUpper[root])
         arena.settleListBlocks(range, minors: groupPositions)
     }
 
     /// `settleListBlocks` for every group with blocks, before the write-back.
     mutating func settleAllListBlocks() {
+        materializeListRegions()
         for root in blockedGroups { settleListBlocks(Int(root)) }
     }
 
@@ -827,6 +947,7 @@ extension Transformer {
     /// (k − 1, b) and (k, b − 1), so going block by block gives the grid's result.
     mutating func mergeMajorRun(_ slots: Range<Int>) throws(MergeError) {
         let root = Int(nodeRoot[Int(arena.node[slots.lowerBound])])
+        if listBlockSettings.regions.enabled, try passListRegions(slots, root: root) { return }
         let blocks = listBlocks(root)
         let groupEnd = Int(groupStart[root + 1])
         var blockIndex = blocks.lowerBound

@@ -311,6 +311,9 @@ public struct Transformer: Sendable {
     /// before the group is cut, -2 when it walks every pair.
     var groupBlockLower: ContiguousArray<Int32> = []
     var groupBlockUpper: ContiguousArray<Int32> = []
+    /// The regions of the list group whose local runs last passed all of its blocks at once
+    /// (`Transform+ListRegions.swift`).
+    var listRegions = ListRegions()
     /// The roots that have blocks (settled before the write-back).
     var blockedGroups: ContiguousArray<Int32> = []
     /// Which list groups are merged from element identities (`Transform+ListSequence.swift`).
@@ -539,7 +542,13 @@ public struct Transformer: Sendable {
         if listFastPath {
             // ArrayInsert/ArrayErase minors on the major's list go through a tight loop, the
             // others through the generic rules.
-            try mergeListMajor(major, from: groupIndex, to: groupEnd, blocks: listBlocks(root))
+            let blocks = listBlocks(root)
+            if !blocks.isEmpty && listBlockSettings.regions.enabled,
+                try passListRegions(major..<(major + 1), root: root)
+            {
+                return
+            }
+            try mergeListMajor(major, from: groupIndex, to: groupEnd, blocks: blocks)
             return
         }
         while groupIndex < groupEnd || schemaIndex < schemaEnd {
@@ -834,6 +843,7 @@ public struct Transformer: Sendable {
         groupBlockUpper.append(contentsOf: repeatElement(-1, count: nodeCount))
         blockedGroups.removeAll(keepingCapacity: true)
         arena.listBlocks.removeAll(keepingCapacity: true)
+        listRegions.reset()
         if anyPackedNow { prepareGroupMinors() }
         // Fill using a cursor per root; groupStart[root] is advanced and restored afterwards.
         // Raw buffers: this pass touches every incoming slot, five writes each when packed.
