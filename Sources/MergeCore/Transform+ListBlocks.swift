@@ -720,9 +720,10 @@ extension TransformArena {
     /// what the untouched blocks before it did (`steps[i]`: the net delta of those below the
     /// touched regions, for its indices, and of all of them, for its prior sizes); then it
     /// meets the block as `Transformer.mergeMajorRun` does: it passes it whole if the
-    /// summaries show the outcome, else its majors walk it one by one (every alive minor of a
+    /// summaries show the outcome, else its majors meet it one by one (every alive minor of a
     /// uniform block is an ArrayInsert or ArrayErase on the run's list, so only a prior-size
-    /// mismatch or a discard stops a walk) and the run is summarised again. A change of the
+    /// mismatch or a discard stops a walk; each major passes a copy of the block whole when
+    /// it can, `ListCells`) and the run is summarised again. A change of the
     /// run's net delta is appended to `deltaChanges` (the block's offset and the new delta).
     /// - Returns: `stoppedAfter`, the index in `offsets` of the block after whose walk the
     ///   majors no longer chain (nil when the run met every block), or the mismatch. The
@@ -735,6 +736,8 @@ extension TransformArena {
     ) -> (stoppedAfter: Int?, mismatch: MergeError?) {
         let (kinds, nodes, fields, owners) = (kind, node, field, changeset)
         let slots = run.slots
+        var cellStats = ListCellStats()
+        defer { listCellStats.add(cellStats) }
         return withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
             var (movedBelow, movedUntouched): (Int64, Int64) = (0, 0)
             var currentDelta = run.summary.netDelta
@@ -776,27 +779,50 @@ extension TransformArena {
                     }
                     (run.indexOffset, run.sizeOffset) = (0, 0)
                 }
+                let uniform = blockBuffer[blockIndex].state == .uniform
                 buffers.settle(&blockBuffer[blockIndex])
                 blockBuffer[blockIndex].state = .stale
-                let (start, end) = (Int(blockBuffer[blockIndex].start),
-                                    Int(blockBuffer[blockIndex].end))
+                let block = blockBuffer[blockIndex]
                 var summary = ListRunSummary()
-                for major in slots where buffers.flags[major] & Self.alive != 0 {
-                    var state = ListMajor(
-                        node: nodes[major], field: fields[major],
-                        isInsert: kinds[major] == Kind.arrayInsert,
-                        rank: ranks[Int(owners[major])], index: buffers.indices[major],
-                        size: buffers.sizes[major])
-                    let (stop, mismatch) = buffers.walk(&state, from: start, to: end)
-                    buffers.store(state, at: major)
-                    if let mismatch { return (nil, mismatch) }
-                    precondition(!state.alive || stop == end,
-                                 "a uniform block's walk stops only at a discard")
-                    if state.alive {
-                        summary.add(node: state.node, field: state.field, index: state.index,
-                                    size: state.size, isInsert: state.isInsert)
+                let mismatch = withUnsafeTemporaryAllocation(
+                    of: ListCell.self, capacity: uniform ? Int(block.end - block.start) : 0
+                ) { space -> MergeError? in
+                    // A uniform block (not unrelated) is on the run's list: its majors meet
+                    // a copy of its alive minors (`Transform+ListCells.swift`).
+                    var cells = uniform ? ListCells(block, buffers: buffers, space: space) : nil
+                    defer {
+                        if var used = cells {
+                            used.finish()
+                            cellStats.add(used.stats)
+                        }
                     }
+                    for major in slots where buffers.flags[major] & Self.alive != 0 {
+                        var state = ListMajor(
+                            node: nodes[major], field: fields[major],
+                            isInsert: kinds[major] == Kind.arrayInsert,
+                            rank: ranks[Int(owners[major])], index: buffers.indices[major],
+                            size: buffers.sizes[major])
+                        if cells != nil {
+                            let mismatch = cells!.meet(&state)
+                            buffers.store(state, at: major)
+                            if let mismatch { return mismatch }
+                        } else {
+                            let (stop, mismatch) = buffers.walk(
+                                &state, from: Int(block.start), to: Int(block.end))
+                            buffers.store(state, at: major)
+                            if let mismatch { return mismatch }
+                            precondition(!state.alive || stop == Int(block.end),
+                                         "a uniform block's walk stops only at a discard")
+                        }
+                        if state.alive {
+                            summary.add(node: state.node, field: state.field,
+                                        index: state.index, size: state.size,
+                                        isInsert: state.isInsert)
+                        }
+                    }
+                    return nil
                 }
+                if let mismatch { return (nil, mismatch) }
                 if !summary.chains { return (index, nil) }
                 run.summary = summary
                 let delta = summary.count == 0 ? 0 : summary.netDelta

@@ -63,6 +63,8 @@ struct TransformArena: Sendable {
     var listBlocksPassed = 0
     /// How many list majors `sweepListMajors` walked (a statistic for tests; never reset).
     var listMajorsSwept = 0
+    /// How the majors of touched runs met uniform blocks (`ListCells`; for tests; never reset).
+    var listCellStats = ListCellStats()
 
     var count: Int { kind.count }
 

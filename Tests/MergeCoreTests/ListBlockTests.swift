@@ -260,12 +260,14 @@ struct ListBlockTests {
     /// Regions (`Transform+ListRegions.swift`) from the smallest groups on, with 0 to 2
     /// positions of clearance, against the pairwise walk, over server histories of four typing
     /// clients (one side in twelve with a corrupted prior size): every path of a run (clear
-    /// of every region, touching some, discarding majors on the way) must give the grid's
-    /// result or its error. (The path where a touching run's majors stop chaining after a
+    /// of every region, touching some, discarding majors on the way; a touching run's majors
+    /// passing a copied block whole, at a tie, or walking it) must give the grid's result or
+    /// its error. (The path where a touching run's majors stop chaining after a
     /// walk, kept as `mergeMajorRun` has it, was reached by no generated input.)
     @Test("regions give the pairwise walk's result on every path")
     func regionsEqualPairwise() throws {
         var stats = (clear: 0, touching: 0, discards: 0, split: 0, builds: 0)
+        var cells = ListCellStats()
         recordSeedFailures(firstSeed: 1, keySpace: 2) { seed in
             let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_5247))
             do {
@@ -296,6 +298,7 @@ struct ListBlockTests {
                 stats.discards += used.runsWithDiscards
                 stats.split += used.runsSplit
                 stats.builds += used.builds
+                cells.add(regions.arena.listCellStats)
                 return failure.map { "\($0) (\(regions.listBlockSettings))" }
             } catch {
                 return "generator error: \(error)"
@@ -306,7 +309,10 @@ struct ListBlockTests {
         #expect(stats.touching > 1000, "\(stats)")
         #expect(stats.discards > 10, "\(stats)")
         #expect(stats.builds > 300, "\(stats)")
-        print("regions: \(stats)")
+        // Majors of touching runs met uniform blocks by each path (`ListCells`).
+        #expect(cells.passed > 1000 && cells.passedAtTie > 100 && cells.walked > 1000,
+                "\(cells)")
+        print("regions: \(stats), cells: \(cells)")
     }
 
     @Test("the default settings pass whole blocks of a long typing run")
