@@ -737,7 +737,13 @@ extension TransformArena {
         let (kinds, nodes, fields, owners) = (kind, node, field, changeset)
         let slots = run.slots
         var cellStats = ListCellStats()
-        defer { listCellStats.add(cellStats) }
+        // The copies' space, reused from run to run (taken out of `self` for the loop).
+        var cellSpace = listCellSpace
+        listCellSpace = []
+        defer {
+            listCellStats.add(cellStats)
+            listCellSpace = cellSpace
+        }
         return withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
             var (movedBelow, movedUntouched): (Int64, Int64) = (0, 0)
             var currentDelta = run.summary.netDelta
@@ -784,9 +790,11 @@ extension TransformArena {
                 blockBuffer[blockIndex].state = .stale
                 let block = blockBuffer[blockIndex]
                 var summary = ListRunSummary()
-                let mismatch = withUnsafeTemporaryAllocation(
-                    of: ListCell.self, capacity: uniform ? Int(block.end - block.start) : 0
-                ) { space -> MergeError? in
+                let length = uniform ? Int(block.end - block.start) : 0
+                if cellSpace.count < length {
+                    cellSpace = ContiguousArray(repeating: ListCell(), count: 2 * length)
+                }
+                let mismatch = cellSpace.withUnsafeMutableBufferPointer { space -> MergeError? in
                     // A uniform block (not unrelated) is on the run's list: its majors meet
                     // a copy of its alive minors (`Transform+ListCells.swift`).
                     var cells = uniform ? ListCells(block, buffers: buffers, space: space) : nil

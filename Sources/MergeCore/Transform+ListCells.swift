@@ -33,12 +33,12 @@
 
 /// One alive minor of a uniform list block, copied out (`ListCells`).
 struct ListCell {
-    var index: UInt32
-    var size: UInt32
-    var rank: UInt32
+    var index: UInt32 = 0
+    var size: UInt32 = 0
+    var rank: UInt32 = 0
     /// The minor's position in `groupMinors`.
-    var cursor: Int32
-    var isInsert: Bool
+    var cursor: Int32 = 0
+    var isInsert = false
     var alive = true
 }
 

@@ -65,6 +65,8 @@ struct TransformArena: Sendable {
     var listMajorsSwept = 0
     /// How the majors of touched runs met uniform blocks (`ListCells`; for tests; never reset).
     var listCellStats = ListCellStats()
+    /// Space for `ListCells` (`walkTouchedBlocks`), kept from merge to merge.
+    var listCellSpace: ContiguousArray<ListCell> = []
 
     var count: Int { kind.count }
 
