@@ -96,7 +96,10 @@
 //! - Edits that come in runs (a typing cursor): a list group of at least 64 incoming
 //!   instructions is cut into blocks, and a local list instruction passes a whole block in
 //!   O(1) when the block's summary proves that every minor in it lies above it or below it
-//!   (`Transform+ListBlocks.swift`).
+//!   (`Transform+ListBlocks.swift`); a run of local edits passes all of a group's blocks at
+//!   once when it lies clear of the regions they edit (`Transform+ListRegions.swift`), and
+//!   the majors of a run that meets a block at the same place meet a copy of it one by one
+//!   (`Transform+ListCells.swift`).
 //! - Otherwise a tight loop over raw buffers (`TransformArena.mergeListRun`) keeps
 //!   ArrayInsert/ArrayErase pairs at a few nanoseconds each, and consecutive local edits on
 //!   such lists are swept in one pass (`TransformArena.sweepListMajors`), so a merge of many
