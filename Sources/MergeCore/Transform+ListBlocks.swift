@@ -266,6 +266,8 @@ struct ListBlockSettings: Sendable {
     var averageLengthMin = 4
     /// Passing local runs over all of a group's blocks at once (`Transform+ListRegions.swift`).
     var regions = ListRegionSettings()
+    /// Copies per chunk when a run's majors meet a block one by one (`ListCells`).
+    var cellChunkLength = 8
 }
 
 /// The major of a list run, as the loop updates it.
@@ -732,17 +734,17 @@ extension TransformArena {
         _ run: inout ListMajorRun, blocks: Range<Int>, offsets: ContiguousArray<Int32>,
         steps: ContiguousArray<(below: Int64, untouched: Int64)>,
         deltaChanges: inout ContiguousArray<(offset: Int32, delta: Int64)>,
-        ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>
+        ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>, chunkLength: Int
     ) -> (stoppedAfter: Int?, mismatch: MergeError?) {
         let (kinds, nodes, fields, owners) = (kind, node, field, changeset)
         let slots = run.slots
         var cellStats = ListCellStats()
         // The copies' space, reused from run to run (taken out of `self` for the loop).
-        var cellSpace = listCellSpace
-        listCellSpace = []
+        var (cellSpace, chunkSpace) = (listCellSpace, listChunkSpace)
+        (listCellSpace, listChunkSpace) = ([], [])
         defer {
             listCellStats.add(cellStats)
-            listCellSpace = cellSpace
+            (listCellSpace, listChunkSpace) = (cellSpace, chunkSpace)
         }
         return withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
             var (movedBelow, movedUntouched): (Int64, Int64) = (0, 0)
@@ -793,11 +795,18 @@ extension TransformArena {
                 let length = uniform ? Int(block.end - block.start) : 0
                 if cellSpace.count < length {
                     cellSpace = ContiguousArray(repeating: ListCell(), count: 2 * length)
+                    chunkSpace = ContiguousArray(
+                        repeating: ListCellChunk(),
+                        count: ListCells.chunkCount(length: 2 * length, chunkLength: 1))
                 }
-                let mismatch = cellSpace.withUnsafeMutableBufferPointer { space -> MergeError? in
+                let mismatch = Self.withSpaces(&cellSpace, &chunkSpace) { space, chunkSpace
+                    -> MergeError? in
                     // A uniform block (not unrelated) is on the run's list: its majors meet
                     // a copy of its alive minors (`Transform+ListCells.swift`).
-                    var cells = uniform ? ListCells(block, buffers: buffers, space: space) : nil
+                    var cells = uniform
+                        ? ListCells(block, buffers: buffers, space: space, chunkSpace: chunkSpace,
+                                    chunkLength: chunkLength)
+                        : nil
                     defer {
                         if var used = cells {
                             used.finish()
@@ -840,6 +849,18 @@ extension TransformArena {
                 }
             }
             return (nil, nil)
+        }
+    }
+
+    /// Runs `body` with raw views of `cells` and `chunks`.
+    @inline(__always)
+    private static func withSpaces<Result>(
+        _ cells: inout ContiguousArray<ListCell>, _ chunks: inout ContiguousArray<ListCellChunk>,
+        _ body: (UnsafeMutableBufferPointer<ListCell>, UnsafeMutableBufferPointer<ListCellChunk>)
+            -> Result
+    ) -> Result {
+        cells.withUnsafeMutableBufferPointer { cells in
+            chunks.withUnsafeMutableBufferPointer { chunks in body(cells, chunks) }
         }
     }
 

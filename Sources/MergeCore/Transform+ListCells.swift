@@ -10,21 +10,29 @@
 //! tie, and the block (or the major) is then on one side of every later major.
 //!
 //! So the block's alive minors are copied once into `ListCell`s (index, prior size, rank,
-//! kind: a few contiguous bytes each), with the block's summary (`ListRunSummary` over the
-//! copies, and the smallest rank among its inserts) kept up to date, and each major:
+//! kind: a few contiguous bytes each), cut into chunks of a few copies
+//! (`ListBlockSettings.cellChunkLength`, 8) whose summaries (`ListRunSummary` over the
+//! chunk's copies, and the smallest rank among its inserts) are kept up to date, and each
+//! major meets the chunks in order (a chunk is a block of the block: where other runs have
+//! typed inside the block since it was cut, its minors spread over many positions, and a
+//! major that lands among them still passes most chunks whole). For each chunk, the major:
 //!
-//! - **passes** the block in O(1) when the summary shows the outcome, by the rules of
+//! - **passes** the chunk in O(1) when the summary shows the outcome, by the rules of
 //!   `Transform+ListBlocks.swift` (wholly above: min iₖ > x; wholly below:
 //!   max (iₖ − pₖ) < x; prior sizes chaining from the major's) with one addition: an insert
-//!   major at x also lies below a block whose min index is x when every insert of the block
+//!   major at x also lies below a chunk whose min index is x when every insert of the chunk
 //!   has a higher rank than the major's. The major's index stays at x while the minors lie
 //!   above it, so a minor can meet it at a tie only at index x, and there every rule puts
 //!   the minor above: an insert of higher rank wins the tie, and an erase at the insert's
-//!   index lies above it (`insertVersusErase`). What the block owes its minors (the major's
+//!   index lies above it (`insertVersusErase`). What the chunk owes its minors (the major's
 //!   delta, on their indices if above and on their prior sizes either way) stays pending in
-//!   the copy until a walk or the write-back.
-//! - **walks** the copies otherwise (`ListCells.walk`: the rules of `ListRunBuffers.walk`
-//!   in one branch-light form), summarising them on the way.
+//!   the chunk until a walk or the write-back.
+//! - **walks** the chunk's copies otherwise (`ListCells.walk`: the rules of
+//!   `ListRunBuffers.walk` in one branch-light form), summarising them on the way.
+//!
+//! Going chunk by chunk for one major, and major by major, visits the grid's cells in one
+//! of its valid orders (cell (major k, minor j) after (k − 1, j) and (k, j − 1)), as the
+//! blocks do.
 //!
 //! At the end the copies the walks and passes reached are written back to the minors once
 //! (`finish`), marked dirty as the walk marks them. Same rules, same order of cells (a
@@ -55,26 +63,41 @@ struct ListCellStats: Sendable {
     }
 }
 
-/// A uniform block's alive minors, copied out for a run's majors to meet one at a time (see
-/// the file's documentation).
+/// A stretch of `ListCells.cells` with its summary and the shifts it owes its copies.
+struct ListCellChunk {
+    var start: Int32 = 0
+    var end: Int32 = 0
+    /// Owed by every alive copy's index and prior size (passes add to them; a walk and
+    /// `ListCells.finish` apply them).
+    var indexOffset: UInt32 = 0
+    var sizeOffset: UInt32 = 0
+    /// The smallest rank among the alive inserts (`UInt32.max` when none).
+    var minInsertRank = UInt32.max
+    /// Of the alive copies, including the offsets.
+    var summary = ListRunSummary()
+}
+
+/// A uniform block's alive minors, copied out for a run's majors to meet one at a time, in
+/// chunks (see the file's documentation).
 struct ListCells {
     let buffers: ListRunBuffers
     let cells: UnsafeMutableBufferPointer<ListCell>
-    /// Owed by every alive copy's index and prior size (passes add to them; a walk and
-    /// `finish` apply them).
-    private var indexOffset: UInt32 = 0
-    private var sizeOffset: UInt32 = 0
-    /// Of the alive copies, including the offsets.
-    private var summary = ListRunSummary()
-    /// The smallest rank among the alive inserts (`UInt32.max` when none).
-    private var minInsertRank = UInt32.max
+    let chunks: UnsafeMutableBufferPointer<ListCellChunk>
     /// How many copies a walk or a pass visited (the ones the pairwise walk marks dirty).
     private var reached = 0
     private(set) var stats = ListCellStats()
 
+    /// The chunks `ListCells` needs for a block of `length` minors.
+    static func chunkCount(length: Int, chunkLength: Int) -> Int {
+        (length + chunkLength - 1) / chunkLength
+    }
+
     /// Copies the alive minors of `block` (settled and uniform) into `space`, which holds
-    /// at least `block.end - block.start` cells.
-    init(_ block: ListBlock, buffers: ListRunBuffers, space: UnsafeMutableBufferPointer<ListCell>) {
+    /// at least `block.end - block.start` cells, and cuts them into chunks of `chunkLength`
+    /// (`ListBlockSettings.cellChunkLength`) in `chunkSpace` (at least
+    /// `chunkCount(length:chunkLength:)` of them).
+    init(_ block: ListBlock, buffers: ListRunBuffers, space: UnsafeMutableBufferPointer<ListCell>,
+         chunkSpace: UnsafeMutableBufferPointer<ListCellChunk>, chunkLength: Int) {
         self.buffers = buffers
         var count = 0
         for cursor in Int(block.start)..<Int(block.end) {
@@ -88,63 +111,86 @@ struct ListCells {
             count += 1
         }
         cells = UnsafeMutableBufferPointer(rebasing: space[0..<count])
-        // A walk discards erases only: the ranks of the inserts stay.
-        for cell in cells {
-            summary.add(node: 0, field: 0, index: cell.index, size: cell.size,
-                        isInsert: cell.isInsert)
-            if cell.isInsert { minInsertRank = min(minInsertRank, cell.rank) }
+        let chunkCount = Self.chunkCount(length: count, chunkLength: chunkLength)
+        chunks = UnsafeMutableBufferPointer(rebasing: chunkSpace[0..<chunkCount])
+        for chunk in 0..<chunkCount {
+            var state = ListCellChunk()
+            state.start = Int32(chunk * chunkLength)
+            state.end = Int32(min(count, (chunk + 1) * chunkLength))
+            // A walk discards erases only: the ranks of the inserts stay.
+            for cell in cells[Int(state.start)..<Int(state.end)] {
+                state.summary.add(node: 0, field: 0, index: cell.index, size: cell.size,
+                                  isInsert: cell.isInsert)
+                if cell.isInsert { state.minInsertRank = min(state.minInsertRank, cell.rank) }
+            }
+            chunks[chunk] = state
         }
     }
 
-    private mutating func applyOffsets() {
+    private func applyOffsets(_ chunk: Int) {
+        let (indexOffset, sizeOffset) = (chunks[chunk].indexOffset, chunks[chunk].sizeOffset)
         if indexOffset == 0 && sizeOffset == 0 { return }
-        for cell in cells.indices where cells[cell].alive {
+        for cell in Int(chunks[chunk].start)..<Int(chunks[chunk].end) where cells[cell].alive {
             cells[cell].index &+= indexOffset
             cells[cell].size &+= sizeOffset
         }
-        (indexOffset, sizeOffset) = (0, 0)
+        (chunks[chunk].indexOffset, chunks[chunk].sizeOffset) = (0, 0)
     }
 
-    /// Meets `major` (on the block's list) with every alive copy, as the pairwise walk would.
+    /// Meets `major` (on the block's list) with every alive copy, as the pairwise walk would:
+    /// chunk by chunk, passing a chunk whole when its summary shows the outcome.
     /// - Returns: a prior-size mismatch if one was found.
     mutating func meet(_ major: inout ListMajor) -> MergeError? {
-        if summary.count == 0 { return nil }
-        let x = major.index
-        if summary.chains && major.size == summary.firstSize {
-            let majorDelta: UInt32 = major.isInsert ? 1 : UInt32.max
-            let blockDelta = UInt32(truncatingIfNeeded: summary.netDelta)
-            let tieAbove = summary.minIndex == x && major.isInsert && minInsertRank > major.rank
-            if summary.minIndex > x || tieAbove {
-                indexOffset &+= majorDelta
-                sizeOffset &+= majorDelta
-                summary.shiftIndices(by: major.isInsert ? 1 : -1)
-                summary.shiftSizes(by: major.isInsert ? 1 : -1)
-                major.size &+= blockDelta
-                reached = cells.count
-                stats.passed += 1
-                if tieAbove { stats.passedAtTie += 1 }
-                return nil
+        for chunk in chunks.indices where chunks[chunk].summary.count > 0 {
+            if pass(chunk, &major) {
+                reached = max(reached, Int(chunks[chunk].end))
+                continue
             }
-            if summary.maxBelow < Int64(x) {
-                sizeOffset &+= majorDelta
-                summary.shiftSizes(by: major.isInsert ? 1 : -1)
-                major.index &+= blockDelta
-                major.size &+= blockDelta
-                reached = cells.count
-                stats.passed += 1
-                return nil
-            }
+            stats.walked += 1
+            if let mismatch = walk(chunk, &major) { return mismatch }
+            if !major.alive { return nil }
         }
-        stats.walked += 1
-        return walk(&major)
+        return nil
     }
 
-    /// The pairwise walk of `major` over the copies (the rules of
+    /// Passes `major` over `chunk` whole if its summary shows the outcome.
+    private mutating func pass(_ chunk: Int, _ major: inout ListMajor) -> Bool {
+        let summary = chunks[chunk].summary
+        guard summary.chains && major.size == summary.firstSize else { return false }
+        let x = major.index
+        let delta: Int64 = major.isInsert ? 1 : -1
+        let majorDelta = UInt32(truncatingIfNeeded: delta)
+        let chunkDelta = UInt32(truncatingIfNeeded: summary.netDelta)
+        let tieAbove = summary.minIndex == x && major.isInsert
+            && chunks[chunk].minInsertRank > major.rank
+        if summary.minIndex > x || tieAbove {
+            chunks[chunk].indexOffset &+= majorDelta
+            chunks[chunk].sizeOffset &+= majorDelta
+            chunks[chunk].summary.shiftIndices(by: delta)
+            chunks[chunk].summary.shiftSizes(by: delta)
+            major.size &+= chunkDelta
+            stats.passed += 1
+            if tieAbove { stats.passedAtTie += 1 }
+            return true
+        }
+        if summary.maxBelow < Int64(x) {
+            chunks[chunk].sizeOffset &+= majorDelta
+            chunks[chunk].summary.shiftSizes(by: delta)
+            major.index &+= chunkDelta
+            major.size &+= chunkDelta
+            stats.passed += 1
+            return true
+        }
+        return false
+    }
+
+    /// The pairwise walk of `major` over `chunk`'s copies (the rules of
     /// `ListRunBuffers.walk(_:from:to:)`, without the dead records, the node, field and kind
     /// checks and the indirection through the slots), summarising them on the way.
     /// - Returns: a prior-size mismatch if one was found.
-    private mutating func walk(_ major: inout ListMajor) -> MergeError? {
-        applyOffsets()
+    private mutating func walk(_ chunk: Int, _ major: inout ListMajor) -> MergeError? {
+        applyOffsets(chunk)
+        let (start, end) = (Int(chunks[chunk].start), Int(chunks[chunk].end))
         let (majorIsInsert, majorRank) = (major.isInsert, major.rank)
         let majorDelta: UInt32 = majorIsInsert ? 1 : UInt32.max
         var majorIndex = major.index
@@ -155,12 +201,12 @@ struct ListCells {
         var minIndex = UInt32.max
         var maxBelow = Int64.min
         var netDelta: Int64 = 0
-        var cell = 0
+        var cell = start
         // The four rules in one: the minor lies above the major when its index is larger, or
         // equal and the tie goes its way (an insert meeting an insert of a higher rank, or
         // an erase meeting an insert); what lies above moves by the other's delta; both prior
         // sizes move by the other's delta; two erases of one element discard both.
-        while cell < cells.count {
+        while cell < end {
             if !cells[cell].alive {
                 cell += 1
                 continue
@@ -193,7 +239,7 @@ struct ListCells {
             cell += 1
         }
         reached = max(reached, cell)
-        for rest in cells[cell...] where rest.alive {
+        for rest in cells[cell..<end] where rest.alive {
             minIndex = min(minIndex, rest.index)
             maxBelow = max(maxBelow, Int64(rest.index) &- netDelta)
             netDelta &+= rest.isInsert ? 1 : -1
@@ -204,22 +250,22 @@ struct ListCells {
         // first alive copy's). Prior sizes still chain when they did (each walked copy moved
         // by the major's delta; a discarded erase's neighbours chain across it), unless the
         // walk stopped at a mismatch.
-        if !major.alive { summary.count -= 1 }
-        if summary.count > 0 {
-            var first = 0
+        if !major.alive { chunks[chunk].summary.count -= 1 }
+        if chunks[chunk].summary.count > 0 {
+            var first = start
             while !cells[first].alive { first += 1 }
-            summary.minIndex = minIndex
-            summary.maxBelow = maxBelow
-            summary.netDelta = netDelta
-            summary.firstSize = cells[first].size
+            chunks[chunk].summary.minIndex = minIndex
+            chunks[chunk].summary.maxBelow = maxBelow
+            chunks[chunk].summary.netDelta = netDelta
+            chunks[chunk].summary.firstSize = cells[first].size
         }
-        if mismatch != nil { summary.chains = false }
+        if mismatch != nil { chunks[chunk].summary.chains = false }
         return mismatch
     }
 
     /// Writes the copies the majors reached back to their minors.
     mutating func finish() {
-        applyOffsets()
+        for chunk in chunks.indices { applyOffsets(chunk) }
         buffers.scatter(cells, reached: reached)
     }
 }

@@ -560,7 +560,8 @@ extension Transformer {
         let walked = arena.walkTouchedBlocks(
             &run, blocks: blocks, offsets: listRegions.touchedOffsets,
             steps: listRegions.touchedBlocks, deltaChanges: &listRegions.deltaChanges,
-            ranks: changesetRank, minors: groupPositions)
+            ranks: changesetRank, minors: groupPositions,
+            chunkLength: listBlockSettings.cellChunkLength)
         if let mismatch = walked.mismatch { throw mismatch }
         if let stopped = walked.stoppedAfter {
             // The majors no longer form one run: the rest, one by one.

@@ -67,6 +67,7 @@ struct TransformArena: Sendable {
     var listCellStats = ListCellStats()
     /// Space for `ListCells` (`walkTouchedBlocks`), kept from merge to merge.
     var listCellSpace: ContiguousArray<ListCell> = []
+    var listChunkSpace: ContiguousArray<ListCellChunk> = []
 
     var count: Int { kind.count }
 
