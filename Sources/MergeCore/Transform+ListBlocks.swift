@@ -795,9 +795,8 @@ extension TransformArena {
                 let length = uniform ? Int(block.end - block.start) : 0
                 if cellSpace.count < length {
                     cellSpace = ContiguousArray(repeating: ListCell(), count: 2 * length)
-                    chunkSpace = ContiguousArray(
-                        repeating: ListCellChunk(),
-                        count: ListCells.chunkCount(length: 2 * length, chunkLength: 1))
+                    // Chunks of one copy at the least.
+                    chunkSpace = ContiguousArray(repeating: ListCellChunk(), count: 2 * length)
                 }
                 let mismatch = Self.withSpaces(&cellSpace, &chunkSpace) { space, chunkSpace
                     -> MergeError? in

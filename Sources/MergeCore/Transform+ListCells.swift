@@ -87,17 +87,13 @@ struct ListCells {
     private var reached = 0
     private(set) var stats = ListCellStats()
 
-    /// The chunks `ListCells` needs for a block of `length` minors.
-    static func chunkCount(length: Int, chunkLength: Int) -> Int {
-        (length + chunkLength - 1) / chunkLength
-    }
-
     /// Copies the alive minors of `block` (settled and uniform) into `space`, which holds
     /// at least `block.end - block.start` cells, and cuts them into chunks of `chunkLength`
-    /// (`ListBlockSettings.cellChunkLength`) in `chunkSpace` (at least
-    /// `chunkCount(length:chunkLength:)` of them).
+    /// (`ListBlockSettings.cellChunkLength`) in `chunkSpace` (as many as `space` has cells
+    /// will do).
     init(_ block: ListBlock, buffers: ListRunBuffers, space: UnsafeMutableBufferPointer<ListCell>,
          chunkSpace: UnsafeMutableBufferPointer<ListCellChunk>, chunkLength: Int) {
+        precondition(chunkLength > 0, "ListBlockSettings.cellChunkLength must be positive")
         self.buffers = buffers
         var count = 0
         for cursor in Int(block.start)..<Int(block.end) {
@@ -111,7 +107,7 @@ struct ListCells {
             count += 1
         }
         cells = UnsafeMutableBufferPointer(rebasing: space[0..<count])
-        let chunkCount = Self.chunkCount(length: count, chunkLength: chunkLength)
+        let chunkCount = (count + chunkLength - 1) / chunkLength
         chunks = UnsafeMutableBufferPointer(rebasing: chunkSpace[0..<chunkCount])
         for chunk in 0..<chunkCount {
             var state = ListCellChunk()
