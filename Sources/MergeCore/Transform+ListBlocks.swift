@@ -659,10 +659,28 @@ extension TransformArena {
     /// The summary of the alive local slots in `slots` (list instructions); nil when they are
     /// not on one list with prior sizes that chain.
     func summariseMajors(_ slots: Range<Int>) -> ListRunSummary? {
+        precondition(slots.upperBound <= min(kind.count, flags.count, node.count, field.count,
+                                             index.count, priorSize.count),
+                     "majors beyond the arena")
         var summary = ListRunSummary()
-        for slot in slots where flags[slot] & Self.alive != 0 {
-            summary.add(node: node[slot], field: field[slot], index: index[slot],
-                        size: priorSize[slot], isInsert: kind[slot] == Kind.arrayInsert)
+        // Raw views: a run of thousands of history majors (K = 100) paid a bounds check
+        // and a reload of each column's base per read.
+        kind.withUnsafeBufferPointer { kinds in
+            flags.withUnsafeBufferPointer { flags in
+                node.withUnsafeBufferPointer { nodes in
+                    field.withUnsafeBufferPointer { fields in
+                        index.withUnsafeBufferPointer { indices in
+                            priorSize.withUnsafeBufferPointer { sizes in
+                                for slot in slots where flags[slot] & Self.alive != 0 {
+                                    summary.add(node: nodes[slot], field: fields[slot],
+                                                index: indices[slot], size: sizes[slot],
+                                                isInsert: kinds[slot] == Kind.arrayInsert)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
         return summary.chains ? summary : nil
     }
@@ -670,12 +688,22 @@ extension TransformArena {
     /// Applies the shifts owed to `run`'s alive majors (marking them dirty).
     mutating func settleMajors(_ run: inout ListMajorRun) {
         if run.indexOffset == 0 && run.sizeOffset == 0 { return }
+        precondition(run.slots.upperBound <= min(flags.count, index.count, priorSize.count),
+                     "majors beyond the arena")
         let indexShift = UInt32(bitPattern: run.indexOffset)
         let sizeShift = UInt32(bitPattern: run.sizeOffset)
-        for slot in run.slots where flags[slot] & Self.alive != 0 {
-            index[slot] = index[slot] &+ indexShift
-            priorSize[slot] = priorSize[slot] &+ sizeShift
-            flags[slot] |= Self.dirty
+        let slots = run.slots
+        // Raw views: one uniqueness check per column, not one per write.
+        flags.withUnsafeMutableBufferPointer { flags in
+            index.withUnsafeMutableBufferPointer { indices in
+                priorSize.withUnsafeMutableBufferPointer { sizes in
+                    for slot in slots where flags[slot] & Self.alive != 0 {
+                        indices[slot] = indices[slot] &+ indexShift
+                        sizes[slot] = sizes[slot] &+ sizeShift
+                        flags[slot] |= Self.dirty
+                    }
+                }
+            }
         }
         run.indexOffset = 0
         run.sizeOffset = 0
