@@ -656,31 +656,46 @@ extension TransformArena {
         return isAlive(slot) && (kind == Kind.arrayInsert || kind == Kind.arrayErase)
     }
 
+    /// The end of the run of alive ArrayInsert/ArrayErase slots from `first` (below `end`) on
+    /// `first`'s list whose straddle zone stays within `spanMax` (`Transformer.majorRun`),
+    /// read through raw views.
+    func listRunEnd(from first: Int, to end: Int, spanMax: UInt32) -> Int {
+        precondition(end <= min(kind.count, flags.count, node.count, field.count, index.count,
+                                priorSize.count),
+                     "slots beyond the arena")
+        if first >= end { return first }
+        return withColumns { columns in
+            var zone = ListRunSummary()
+            var slot = first
+            while slot < end && columns.flags[slot] & Self.alive != 0
+                && columns.isListEdit(slot, onListOf: first)
+                && zone.zoneWidth(adding: columns.index[slot]) <= Int64(spanMax)
+            {
+                zone.add(node: columns.node[slot], field: columns.field[slot],
+                         index: columns.index[slot], size: columns.priorSize[slot],
+                         isInsert: columns.kind[slot] == Kind.arrayInsert)
+                slot += 1
+            }
+            return slot
+        }
+    }
+
     /// The summary of the alive local slots in `slots` (list instructions); nil when they are
     /// not on one list with prior sizes that chain.
     func summariseMajors(_ slots: Range<Int>) -> ListRunSummary? {
         precondition(slots.upperBound <= min(kind.count, flags.count, node.count, field.count,
                                              index.count, priorSize.count),
                      "majors beyond the arena")
-        var summary = ListRunSummary()
         // Raw views: a run of thousands of history majors (K = 100) paid a bounds check
         // and a reload of each column's base per read.
-        kind.withUnsafeBufferPointer { kinds in
-            flags.withUnsafeBufferPointer { flags in
-                node.withUnsafeBufferPointer { nodes in
-                    field.withUnsafeBufferPointer { fields in
-                        index.withUnsafeBufferPointer { indices in
-                            priorSize.withUnsafeBufferPointer { sizes in
-                                for slot in slots where flags[slot] & Self.alive != 0 {
-                                    summary.add(node: nodes[slot], field: fields[slot],
-                                                index: indices[slot], size: sizes[slot],
-                                                isInsert: kinds[slot] == Kind.arrayInsert)
-                                }
-                            }
-                        }
-                    }
-                }
+        let summary = withColumns { columns in
+            var summary = ListRunSummary()
+            for slot in slots where columns.flags[slot] & Self.alive != 0 {
+                summary.add(node: columns.node[slot], field: columns.field[slot],
+                            index: columns.index[slot], size: columns.priorSize[slot],
+                            isInsert: columns.kind[slot] == Kind.arrayInsert)
             }
+            return summary
         }
         return summary.chains ? summary : nil
     }
@@ -1010,17 +1025,9 @@ extension Transformer {
         if groupBlockLower[root] == -2 { return first..<first }
         packGroup(root)
         if listBlocks(root).isEmpty { return first..<first }
-        var zone = ListRunSummary()
-        var slot = first
-        while slot < end && slot - first < settings.lengthMax && arena.isListSlot(slot)
-            && arena.node[slot] == arena.node[first] && arena.field[slot] == arena.field[first]
-            && zone.zoneWidth(adding: arena.index[slot]) <= Int64(settings.spanMax)
-        {
-            zone.add(node: arena.node[slot], field: arena.field[slot], index: arena.index[slot],
-                     size: arena.priorSize[slot], isInsert: arena.kind[slot] == Kind.arrayInsert)
-            slot += 1
-        }
-        return slot - first >= 2 ? first..<slot : first..<first
+        let stop = arena.listRunEnd(from: first, to: min(end, first + settings.lengthMax),
+                                    spanMax: settings.spanMax)
+        return stop - first >= 2 ? first..<stop : first..<first
     }
 
     /// Merges the local list instructions at `slots` (a `majorRun`) with their group, in an

@@ -227,12 +227,15 @@ extension Transformer {
 }
 
 extension TransformArena {
-    /// The flags, kind, node and field columns as raw buffers, for loops over many slots.
+    /// The flags, kind, node, field, index and prior size columns as raw buffers, for loops
+    /// over many slots.
     struct Columns {
         let flags: UnsafeBufferPointer<UInt8>
         let kind: UnsafeBufferPointer<UInt8>
         let node: UnsafeBufferPointer<Int32>
         let field: UnsafeBufferPointer<UInt32>
+        let index: UnsafeBufferPointer<UInt32>
+        let priorSize: UnsafeBufferPointer<UInt32>
 
         /// Whether `slot` is an ArrayInsert or ArrayErase on the list that slot `first` edits:
         /// the only instructions a sequence-merged group may hold, on either side.
@@ -243,12 +246,18 @@ extension TransformArena {
         }
     }
 
+    /// Runs `body` with raw views of the columns the list paths read.
     func withColumns<Result>(_ body: (Columns) -> Result) -> Result {
         flags.withUnsafeBufferPointer { flags in
             kind.withUnsafeBufferPointer { kind in
                 node.withUnsafeBufferPointer { node in
                     field.withUnsafeBufferPointer { field in
-                        body(Columns(flags: flags, kind: kind, node: node, field: field))
+                        index.withUnsafeBufferPointer { index in
+                            priorSize.withUnsafeBufferPointer { priorSize in
+                                body(Columns(flags: flags, kind: kind, node: node, field: field,
+                                             index: index, priorSize: priorSize))
+                            }
+                        }
                     }
                 }
             }
