@@ -660,11 +660,9 @@ extension TransformArena {
     /// `first`'s list whose straddle zone stays within `spanMax` (`Transformer.majorRun`),
     /// read through raw views.
     func listRunEnd(from first: Int, to end: Int, spanMax: UInt32) -> Int {
-        precondition(end <= min(kind.count, flags.count, node.count, field.count, index.count,
-                                priorSize.count),
-                     "slots beyond the arena")
         if first >= end { return first }
         return withColumns { columns in
+            precondition(end <= columns.count, "slots beyond the arena")
             var zone = ListRunSummary()
             var slot = first
             while slot < end && columns.flags[slot] & Self.alive != 0
@@ -683,12 +681,10 @@ extension TransformArena {
     /// The summary of the alive local slots in `slots` (list instructions); nil when they are
     /// not on one list with prior sizes that chain.
     func summariseMajors(_ slots: Range<Int>) -> ListRunSummary? {
-        precondition(slots.upperBound <= min(kind.count, flags.count, node.count, field.count,
-                                             index.count, priorSize.count),
-                     "majors beyond the arena")
         // Raw views: a run of thousands of history majors (K = 100) paid a bounds check
         // and a reload of each column's base per read.
         let summary = withColumns { columns in
+            precondition(slots.upperBound <= columns.count, "majors beyond the arena")
             var summary = ListRunSummary()
             for slot in slots where columns.flags[slot] & Self.alive != 0 {
                 summary.add(node: columns.node[slot], field: columns.field[slot],

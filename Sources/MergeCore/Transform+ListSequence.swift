@@ -237,6 +237,11 @@ extension TransformArena {
         let index: UnsafeBufferPointer<UInt32>
         let priorSize: UnsafeBufferPointer<UInt32>
 
+        /// The slots every column holds (reads through the views are unchecked in release).
+        var count: Int {
+            min(flags.count, kind.count, node.count, field.count, index.count, priorSize.count)
+        }
+
         /// Whether `slot` is an ArrayInsert or ArrayErase on the list that slot `first` edits:
         /// the only instructions a sequence-merged group may hold, on either side.
         @inline(__always)
