@@ -144,6 +144,17 @@ struct ListRegions: Sendable {
     var deltaChanges: ContiguousArray<(offset: Int32, delta: Int64)> = []
     /// `retouch`'s scratch: the replay identity of each of `touchedBlocks` (-1: empty).
     private var touchedIdentity: ContiguousArray<Int32> = []
+    /// The regions the last `retouch` left in place of the touched ones, while nothing else
+    /// has changed a block's region or net delta since (only `build` and `retouch` do), with
+    /// the totals of that `collectTouched`: a run that touches exactly these regions has
+    /// the same touched blocks and sums (`collectTouched`). Typing next to another client's
+    /// text touches the same regions run after run (about two touching runs in three in the
+    /// text-like benchmark at K = 10).
+    private var retouched: (regions: ClosedRange<Int>, below: Int64, untouched: Int64)?
+    /// Statistics for tests (never reset): `collectTouched` calls answered from `retouched`.
+    var collectsReused = 0
+    /// The totals the last full `collectTouched` returned.
+    private var collectedTotals: (below: Int64, untouched: Int64) = (0, 0)
 
     /// Forgets every region and the usage (a new merge).
     mutating func reset() {
@@ -208,6 +219,7 @@ struct ListRegions: Sendable {
         }
         sizeOwed = 0
         runsSinceBuild = 0
+        retouched = nil
         builds += 1
         return true
     }
@@ -399,9 +411,27 @@ struct ListRegions: Sendable {
     /// Collects the blocks of the regions `touched` into `touchedOffsets` and
     /// `touchedBlocks`, with the net deltas of the untouched blocks before each (one pass
     /// over every block's region and delta).
+    ///
+    /// When `touched` are the regions the last `retouch` made (`retouched`), the blocks are
+    /// those the last collect found, less those left empty (region -1, net delta 0): the
+    /// other blocks' regions and deltas are as they were, so are the sums before each block
+    /// and the totals, and the pass is skipped.
     /// - Returns: the net deltas of all blocks of regions below `touched`, and of all
     ///   untouched blocks.
     mutating func collectTouched(_ touched: ClosedRange<Int>) -> (below: Int64, untouched: Int64) {
+        if let reused = retouched, reused.regions == touched {
+            collectsReused += 1
+            var kept = 0
+            for index in touchedOffsets.indices
+            where blockRegion[Int(touchedOffsets[index])] >= 0 {
+                touchedOffsets[kept] = touchedOffsets[index]
+                touchedBlocks[kept] = touchedBlocks[index]
+                kept += 1
+            }
+            touchedOffsets.removeLast(touchedOffsets.count - kept)
+            touchedBlocks.removeLast(touchedBlocks.count - kept)
+            return (reused.below, reused.untouched)
+        }
         touchedOffsets.removeAll(keepingCapacity: true)
         touchedBlocks.removeAll(keepingCapacity: true)
         let (lower, upper) = (Int32(touched.lowerBound), Int32(touched.upperBound))
@@ -422,6 +452,7 @@ struct ListRegions: Sendable {
                 }
             }
         }
+        collectedTotals = (below, untouched)
         return (below, untouched)
     }
 
@@ -434,6 +465,7 @@ struct ListRegions: Sendable {
     ///   the new regions do not fit between their neighbours (the caller drops the regions).
     mutating func retouch(_ touched: ClosedRange<Int>, _ blocks: UnsafeBufferPointer<ListBlock>,
                           margin: Int64) -> Bool {
+        retouched = nil
         replayBegin()
         touchedIdentity.removeAll(keepingCapacity: true)
         for (offset32, entry) in zip(touchedOffsets, touchedBlocks) {
@@ -493,6 +525,10 @@ struct ListRegions: Sendable {
             sizeSettled.replaceSubrange(first...last, with: repeatElement(sizeOwed, count: count))
         }
         sumDeltas()
+        if count > 0 {
+            retouched = (first...(first + count - 1), collectedTotals.below,
+                         collectedTotals.untouched)
+        }
         return true
     }
 }

@@ -261,12 +261,13 @@ struct ListBlockTests {
     /// positions of clearance, against the pairwise walk, over server histories of four typing
     /// clients (one side in twelve with a corrupted prior size): every path of a run (clear
     /// of every region, touching some, discarding majors on the way; a touching run's majors
-    /// passing a copied block whole, at a tie, or walking it) must give the grid's result or
-    /// its error. (The path where a touching run's majors stop chaining after a
+    /// passing a copied block whole, at a tie, or walking it; touching exactly the regions
+    /// the run before it left, so that their blocks are not collected again) must give the
+    /// grid's result or its error. (The path where a touching run's majors stop chaining after a
     /// walk, kept as `mergeMajorRun` has it, was reached by no generated input.)
     @Test("regions give the pairwise walk's result on every path")
     func regionsEqualPairwise() throws {
-        var stats = (clear: 0, touching: 0, discards: 0, split: 0, builds: 0)
+        var stats = (clear: 0, touching: 0, discards: 0, split: 0, builds: 0, reused: 0)
         var cells = ListCellStats()
         recordSeedFailures(firstSeed: 1, keySpace: 2) { seed in
             let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_5247))
@@ -299,6 +300,7 @@ struct ListBlockTests {
                 stats.discards += used.runsWithDiscards
                 stats.split += used.runsSplit
                 stats.builds += used.builds
+                stats.reused += used.collectsReused
                 cells.add(regions.arena.listCellStats)
                 return failure.map { "\($0) (\(regions.listBlockSettings))" }
             } catch {
@@ -310,6 +312,8 @@ struct ListBlockTests {
         #expect(stats.touching > 1000, "\(stats)")
         #expect(stats.discards > 10, "\(stats)")
         #expect(stats.builds > 300, "\(stats)")
+        // Touching runs met the regions the run before them left, without collecting again.
+        #expect(stats.reused > 300 && stats.reused < stats.touching, "\(stats)")
         // Majors of touching runs met uniform blocks by each path (`ListCells`).
         #expect(cells.passed > 1000 && cells.passedAtTie > 100 && cells.walked > 1000,
                 "\(cells)")
