@@ -50,7 +50,7 @@
 /// What a run of list instructions (in order) does, as far as passing it whole goes: the
 /// list, the min index, max (index − sum of the deltas before it), the net delta and the first
 /// prior size, and whether the run is on one list with prior sizes that chain.
-struct ListRunSummary: Sendable {
+struct ListRunSummary: Sendable, Equatable {
     var count: Int32 = 0
     var node: Int32 = -1
     var field: UInt32 = 0
@@ -658,9 +658,11 @@ extension TransformArena {
 
     /// The end of the run of alive ArrayInsert/ArrayErase slots from `first` (below `end`) on
     /// `first`'s list whose straddle zone stays within `spanMax` (`Transformer.majorRun`),
-    /// read through raw views.
-    func listRunEnd(from first: Int, to end: Int, spanMax: UInt32) -> Int {
-        if first >= end { return first }
+    /// read through raw views, and the run's summary (`summariseMajors` of `first ..< end`).
+    func listRunEnd(from first: Int, to end: Int, spanMax: UInt32)
+        -> (end: Int, zone: ListRunSummary)
+    {
+        if first >= end { return (first, ListRunSummary()) }
         return withColumns { columns in
             precondition(end <= columns.count, "slots beyond the arena")
             var zone = ListRunSummary()
@@ -674,7 +676,7 @@ extension TransformArena {
                          isInsert: columns.kind[slot] == Kind.arrayInsert)
                 slot += 1
             }
-            return slot
+            return (slot, zone)
         }
     }
 
@@ -1021,9 +1023,26 @@ extension Transformer {
         if groupBlockLower[root] == -2 { return first..<first }
         packGroup(root)
         if listBlocks(root).isEmpty { return first..<first }
-        let stop = arena.listRunEnd(from: first, to: min(end, first + settings.lengthMax),
-                                    spanMax: settings.spanMax)
-        return stop - first >= 2 ? first..<stop : first..<first
+        let (stop, zone) = arena.listRunEnd(from: first, to: min(end, first + settings.lengthMax),
+                                            spanMax: settings.spanMax)
+        if stop - first < 2 { return first..<first }
+        cutRunSummary = (first..<stop, zone)
+        return first..<stop
+    }
+
+    /// The summary of the local list slots `slots` (`TransformArena.summariseMajors`). For the
+    /// run `majorRun` cut last, that is the zone it summarised while cutting (every slot of
+    /// the run alive, added in order), taken once: nothing changes a local slot between the
+    /// cut and the run's first summary (`passListRegions`). At K = 100 a server merge cuts
+    /// and summarises its whole window, a pass each (7 % of a text-like merge).
+    mutating func summariseMajorRun(_ slots: Range<Int>) -> ListRunSummary? {
+        defer { cutRunSummary = nil }
+        guard let cut = cutRunSummary, cut.slots == slots else {
+            return arena.summariseMajors(slots)
+        }
+        let summary = cut.summary.chains ? cut.summary : nil
+        assert(summary == arena.summariseMajors(slots), "the cut run's summary is stale")
+        return summary
     }
 
     /// Merges the local list instructions at `slots` (a `majorRun`) with their group, in an

@@ -546,7 +546,7 @@ extension Transformer {
             materializeListRegions()
             guard buildListRegions(root, settings: settings) else { return false }
         }
-        guard let summary = arena.summariseMajors(slots) else {
+        guard let summary = summariseMajorRun(slots) else {
             materializeListRegions()
             return false
         }

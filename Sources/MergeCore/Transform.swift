@@ -317,6 +317,9 @@ public struct Transformer: Sendable {
     /// The regions of the list group whose local runs last passed all of its blocks at once
     /// (`Transform+ListRegions.swift`).
     var listRegions = ListRegions()
+    /// The run `majorRun` cut last and its summary, until its first summary is taken
+    /// (`summariseMajorRun`).
+    var cutRunSummary: (slots: Range<Int>, summary: ListRunSummary)?
     /// The roots that have blocks (settled before the write-back).
     var blockedGroups: ContiguousArray<Int32> = []
     /// Which list groups are merged from element identities (`Transform+ListSequence.swift`).
@@ -847,6 +850,7 @@ public struct Transformer: Sendable {
         blockedGroups.removeAll(keepingCapacity: true)
         arena.listBlocks.removeAll(keepingCapacity: true)
         listRegions.reset()
+        cutRunSummary = nil
         if anyPackedNow { prepareGroupMinors() }
         // Fill using a cursor per root; groupStart[root] is advanced and restored afterwards.
         // Raw buffers: this pass touches every incoming slot, five writes each when packed.
