@@ -1000,7 +1000,7 @@ public struct Transformer: Sendable {
         let replaced = TransformArena.replaced
         let localCount = arena.localCount
         let flags = arena.flags
-        // Count first, so every stream is allocated once, to its exact size.
+        // Count first, so every stream is sized once (`LocalEdits.reserveCapacity`).
         var discardCount = 0
         var reindexCount = 0
         var replacementCount = 0
