@@ -21,11 +21,29 @@ struct ScanColumn: @unchecked Sendable {
     let base: UnsafePointer<ScanEntry>
     /// How many entries.
     let count: Int
+    /// Whether every entry is on one object and field (the same table, key and field, none
+    /// `general`): a typed changeset on one document. Then the history scan classifies the
+    /// first entry and keeps or skips them all (`Transformer.scanHistory`).
+    let isUniform: Bool
 
     fileprivate init(chunk: ScanColumnChunk, base: UnsafePointer<ScanEntry>, count: Int) {
         self.chunk = chunk
         self.base = base
         self.count = count
+        var uniform = count > 0 && !base[0].isGeneral
+        if uniform {
+            let first = base[0]
+            for offset in 1..<count {
+                let entry = base[offset]
+                if entry.isGeneral || entry.key != first.key || entry.table != first.table
+                    || entry.field != first.field
+                {
+                    uniform = false
+                    break
+                }
+            }
+        }
+        isUniform = uniform
     }
 
     /// The entries, valid while this column (or a copy of it) lives.

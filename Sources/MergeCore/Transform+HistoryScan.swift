@@ -75,9 +75,13 @@ extension Transformer {
                 // builds only: reading the count touches the cold buffer).
                 assert(column.count == changesets.local[changesetIndex].instructions.count,
                        "scan column out of date")
-                kept = select(column, changeset: changesetIndex, filter: filter,
-                              keyMasks: keyMasks ? keyMaskBuffer : nil, selected: selected,
-                              into: pending)
+                kept = columnIsUniform(changesetIndex)
+                    ? selectUniform(column, changeset: changesetIndex, filter: filter,
+                                    keyMasks: keyMasks ? keyMaskBuffer : nil,
+                                    selected: selected, into: pending)
+                    : select(column, changeset: changesetIndex, filter: filter,
+                             keyMasks: keyMasks ? keyMaskBuffer : nil, selected: selected,
+                             into: pending)
             } else {
                 localBatch.resize(count)
                 ScanEntry.fill(&localBatch.entries,
@@ -129,6 +133,58 @@ extension Transformer {
                 changeset: changeset, position: UInt32(truncatingIfNeeded: position))
         }
         return kept
+    }
+
+    /// `select` for a column whose entries are all on one object and field
+    /// (`ScanColumn.isUniform`): the first entry is classified as `select` would, and the
+    /// answer holds for every entry, so they are all kept, with its node, or all skipped.
+    /// In a text-like history every changeset is such a column, and the scan classified each
+    /// of its entries (at K = 100, 16 % of the merge).
+    @inline(__always)
+    private func selectUniform(
+        _ entries: UnsafeBufferPointer<ScanEntry>, changeset changesetIndex: Int,
+        filter: TouchedFields?, keyMasks: UnsafeBufferPointer<UInt64>?,
+        selected: UnsafeMutablePointer<UInt64>, into pending: UnsafeMutablePointer<PendingSlot>
+    ) -> Int? {
+        guard let first = nodes.selectRelevant(UnsafeBufferPointer(rebasing: entries[0..<1]),
+                                               touched: filter, keyMasks: keyMasks,
+                                               into: selected)
+        else { return nil }
+        var kept = 0
+        if first == 1 {
+            let node = Int32(truncatingIfNeeded: selected[0] >> 32)
+            let changeset = UInt32(changesetIndex)
+            for position in 0..<entries.count {
+                pending[position] = PendingSlot(entry: entries[position], node: node,
+                                                changeset: changeset,
+                                                position: UInt32(truncatingIfNeeded: position))
+            }
+            kept = entries.count
+        }
+        assert({
+            // Debug builds: entry by entry, into scratch, gives the same slots.
+            let check = UnsafeMutablePointer<PendingSlot>.allocate(capacity: entries.count)
+            defer { check.deallocate() }
+            guard let general = select(entries, changeset: changesetIndex, filter: filter,
+                                       keyMasks: keyMasks, selected: selected, into: check),
+                general == kept
+            else { return false }
+            return (0..<kept).allSatisfy {
+                check[$0].entry == pending[$0].entry && check[$0].node == pending[$0].node
+                    && check[$0].changeset == pending[$0].changeset
+                    && check[$0].position == pending[$0].position
+            }
+        }(), "a uniform column selected otherwise than entry by entry")
+        return kept
+    }
+
+    /// Whether local changeset `index` has a scan column whose entries are all on one object
+    /// and field (`ScanColumn.isUniform`).
+    @inline(__always)
+    private func columnIsUniform(_ index: Int) -> Bool {
+        changesets.local.withUnsafeBufferPointer { locals in
+            locals[index].scanColumn?.isUniform ?? false
+        }
     }
 
     /// The scan column of local changeset `index`, if it has one; valid while the local side
