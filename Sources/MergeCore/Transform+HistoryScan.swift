@@ -75,13 +75,9 @@ extension Transformer {
                 // builds only: reading the count touches the cold buffer).
                 assert(column.count == changesets.local[changesetIndex].instructions.count,
                        "scan column out of date")
-                kept = columnIsUniform(changesetIndex)
-                    ? selectUniform(column, changeset: changesetIndex, filter: filter,
-                                    keyMasks: keyMasks ? keyMaskBuffer : nil,
-                                    selected: selected, into: pending)
-                    : select(column, changeset: changesetIndex, filter: filter,
-                             keyMasks: keyMasks ? keyMaskBuffer : nil, selected: selected,
-                             into: pending)
+                kept = select(column, changeset: changesetIndex, filter: filter,
+                              keyMasks: keyMasks ? keyMaskBuffer : nil, selected: selected,
+                              into: pending, uniform: columnIsUniform(changesetIndex))
             } else {
                 localBatch.resize(count)
                 ScanEntry.fill(&localBatch.entries,
@@ -115,51 +111,40 @@ extension Transformer {
     /// One changeset's part of `scanHistory`: the `PendingSlot` of each instruction it keeps,
     /// written to `pending[0 ..< kept]`, and `kept`; nil when an entry is `general`
     /// (`ObjectNodeTable.selectRelevant`, which uses `selected` as scratch).
+    ///
+    /// `uniform`: the entries are all on one object and field (`ScanColumn.isUniform`). Only
+    /// the first is classified, and the answer holds for every entry (the classification
+    /// reads only the table, key and field), so they are all kept, with its node, or all
+    /// skipped. In a text-like history every changeset is such a column, and classifying each
+    /// entry was 16 % of the server's merge at K = 100.
     @inline(__always)
     private func select(
         _ entries: UnsafeBufferPointer<ScanEntry>, changeset changesetIndex: Int,
         filter: TouchedFields?, keyMasks: UnsafeBufferPointer<UInt64>?,
-        selected: UnsafeMutablePointer<UInt64>, into pending: UnsafeMutablePointer<PendingSlot>
+        selected: UnsafeMutablePointer<UInt64>, into pending: UnsafeMutablePointer<PendingSlot>,
+        uniform: Bool = false
     ) -> Int? {
-        guard let kept = nodes.selectRelevant(entries, touched: filter, keyMasks: keyMasks,
-                                              into: selected)
+        let classified = uniform ? UnsafeBufferPointer(rebasing: entries[0..<1]) : entries
+        guard let chosenCount = nodes.selectRelevant(classified, touched: filter,
+                                                     keyMasks: keyMasks, into: selected)
         else { return nil }
         let changeset = UInt32(changesetIndex)
-        for offset in 0..<kept {
-            let chosen = selected[offset]
-            let position = Int(UInt32(truncatingIfNeeded: chosen))
-            pending[offset] = PendingSlot(
-                entry: entries[position], node: Int32(truncatingIfNeeded: chosen >> 32),
-                changeset: changeset, position: UInt32(truncatingIfNeeded: position))
-        }
-        return kept
-    }
-
-    /// `select` for a column whose entries are all on one object and field
-    /// (`ScanColumn.isUniform`): the first entry is classified as `select` would, and the
-    /// answer holds for every entry, so they are all kept, with its node, or all skipped.
-    /// In a text-like history every changeset is such a column, and the scan classified each
-    /// of its entries (at K = 100, 16 % of the merge).
-    @inline(__always)
-    private func selectUniform(
-        _ entries: UnsafeBufferPointer<ScanEntry>, changeset changesetIndex: Int,
-        filter: TouchedFields?, keyMasks: UnsafeBufferPointer<UInt64>?,
-        selected: UnsafeMutablePointer<UInt64>, into pending: UnsafeMutablePointer<PendingSlot>
-    ) -> Int? {
-        guard let first = nodes.selectRelevant(UnsafeBufferPointer(rebasing: entries[0..<1]),
-                                               touched: filter, keyMasks: keyMasks,
-                                               into: selected)
-        else { return nil }
-        var kept = 0
-        if first == 1 {
-            let node = Int32(truncatingIfNeeded: selected[0] >> 32)
-            let changeset = UInt32(changesetIndex)
-            for position in 0..<entries.count {
-                pending[position] = PendingSlot(entry: entries[position], node: node,
-                                                changeset: changeset,
-                                                position: UInt32(truncatingIfNeeded: position))
+        if !uniform {
+            for offset in 0..<chosenCount {
+                let chosen = selected[offset]
+                let position = Int(UInt32(truncatingIfNeeded: chosen))
+                pending[offset] = PendingSlot(
+                    entry: entries[position], node: Int32(truncatingIfNeeded: chosen >> 32),
+                    changeset: changeset, position: UInt32(truncatingIfNeeded: position))
             }
-            kept = entries.count
+            return chosenCount
+        }
+        let kept = chosenCount == 1 ? entries.count : 0
+        let node = Int32(truncatingIfNeeded: selected[0] >> 32)
+        for position in 0..<kept {
+            pending[position] = PendingSlot(entry: entries[position], node: node,
+                                            changeset: changeset,
+                                            position: UInt32(truncatingIfNeeded: position))
         }
         assert({
             // Debug builds: entry by entry, into scratch, gives the same slots.

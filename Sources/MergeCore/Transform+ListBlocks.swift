@@ -90,6 +90,13 @@ struct ListRunSummary: Sendable, Equatable {
         count += 1
     }
 
+    /// Adds arena slot `slot` (a list instruction) as the columns hold it.
+    @inline(__always)
+    mutating func add(_ slot: Int, of columns: TransformArena.Columns) {
+        add(node: columns.node[slot], field: columns.field[slot], index: columns.index[slot],
+            size: columns.priorSize[slot], isInsert: columns.kind[slot] == Kind.arrayInsert)
+    }
+
     /// Every instruction's index moves by `delta` (the run lies above what it passed).
     mutating func shiftIndices(by delta: Int64) {
         minIndex = UInt32(truncatingIfNeeded: Int64(minIndex) + delta)
@@ -671,9 +678,7 @@ extension TransformArena {
                 && columns.isListEdit(slot, onListOf: first)
                 && zone.zoneWidth(adding: columns.index[slot]) <= Int64(spanMax)
             {
-                zone.add(node: columns.node[slot], field: columns.field[slot],
-                         index: columns.index[slot], size: columns.priorSize[slot],
-                         isInsert: columns.kind[slot] == Kind.arrayInsert)
+                zone.add(slot, of: columns)
                 slot += 1
             }
             return (slot, zone)
@@ -689,9 +694,7 @@ extension TransformArena {
             precondition(slots.upperBound <= columns.count, "majors beyond the arena")
             var summary = ListRunSummary()
             for slot in slots where columns.flags[slot] & Self.alive != 0 {
-                summary.add(node: columns.node[slot], field: columns.field[slot],
-                            index: columns.index[slot], size: columns.priorSize[slot],
-                            isInsert: columns.kind[slot] == Kind.arrayInsert)
+                summary.add(slot, of: columns)
             }
             return summary
         }
@@ -945,7 +948,10 @@ extension Transformer {
                 groupBlockUpper[root] = Int32(range.upperBound)
                 blockedGroups.append(Int32(root))
             } else {
-                groupBlockLower[root] = -2
+                // "Walks every pair" (-2) only once packed: the list sweep reads a group so
+                // marked through its packed records. Cut before packing (the sequence merge
+                // asks), a group without blocks stays undecided and is cut again once packed.
+                groupBlockLower[root] = groupPacked[root] ? -2 : -1
             }
         }
         let lower = Int(groupBlockLower[root])

@@ -69,9 +69,11 @@ extension Transformer {
                 continue
             }
             if !isSingleListOfEdits(groupPositions[start..<end]) { continue }
-            if listSequenceSettings.leavesBlockedGroups && hasListBlocksUnpacked(root) {
+            if listSequenceSettings.leavesBlockedGroups && !listBlocks(root).isEmpty {
                 // Typing: the block walk merges it. Rejected before the local side is counted,
                 // a pass over the whole window (4 % of a text-like server merge at K = 100).
+                // The blocks are cut from the slots' columns: packing would size one record
+                // per incoming instruction of the merge, which a merged group never reads.
                 sequencedGroup[root] = Self.sequenceRejected
             } else {
                 sequencedGroup[root] = Self.sequenceCandidate
@@ -119,17 +121,6 @@ extension Transformer {
             }
         }
         return anyMerged
-    }
-
-    /// Whether group `root` has list blocks, cut now if they were not yet. The blocks are cut
-    /// from the slots' columns: packing would size one record per incoming instruction of the
-    /// merge, which a sequence-merged group never reads. A group found to have none is left
-    /// undecided (`groupBlockLower` -1), so that `listBlocks` decides again once the walk has
-    /// packed it: the list sweep takes a group marked -2 as packed and reads its records.
-    private mutating func hasListBlocksUnpacked(_ root: Int) -> Bool {
-        if !listBlocks(root).isEmpty { return true }
-        if !groupPacked[root] && groupBlockLower[root] == -2 { groupBlockLower[root] = -1 }
-        return false
     }
 
     /// Counts each candidate group's alive local slots into `sequenceLocalStart[root + 1]`, and
