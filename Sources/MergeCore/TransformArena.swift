@@ -140,31 +140,89 @@ struct TransformArena: Sendable {
         let start = growColumns(by: count, changeset: UInt32(changesetIndex))
         entries.withUnsafeBufferPointer { entries in
             nodes.withUnsafeBufferPointer { nodes in
-                kind.withUnsafeMutableBufferPointer { kind in
-                    flags.withUnsafeMutableBufferPointer { flags in
-                        node.withUnsafeMutableBufferPointer { node in
-                            field.withUnsafeMutableBufferPointer { field in
-                                position.withUnsafeMutableBufferPointer { position in
-                                    for offset in 0..<count {
-                                        let entry = entries[base + offset]
-                                        precondition(
-                                            listIndicesFollow || entry.fillsSlot,
-                                            "appendEntries needs slots without list indices")
-                                        kind[start + offset] = entry.kind
-                                        flags[start + offset] = entry.flags
-                                        node[start + offset] = nodes[base + offset]
-                                        field[start + offset] = entry.field
-                                        position[start + offset] = UInt32(offset)
-                                    }
-                                }
+                withSlotWriters { slots in
+                    for offset in 0..<count {
+                        let entry = entries[base + offset]
+                        precondition(listIndicesFollow || entry.fillsSlot,
+                                     "appendEntries needs slots without list indices")
+                        slots.write(start + offset, entry: entry, node: nodes[base + offset],
+                                    position: UInt32(offset))
+                    }
+                }
+            }
+        }
+        if !listIndicesFollow { return false }
+        return entries.withUnsafeBufferPointer { entries in
+            fillCachedListIndices(entries, base: base, count: count, start: start)
+        }
+    }
+
+    /// Appends one slot per entry of a history changeset's uniform scan column
+    /// (`ScanColumn.isUniform`), all on `node`, in changeset `changesetIndex`, at positions
+    /// 0 ..< count, the list slots with the indices their entries cache: the slots
+    /// `appendPending` would append for the column's `PendingSlot`s, written straight from
+    /// the column. Returns whether some list slot's entry caches none (the caller then fills
+    /// it before anything reads it).
+    mutating func appendUniform(
+        _ entries: UnsafeBufferPointer<ScanEntry>, node nodeValue: Int32,
+        changeset changesetIndex: Int
+    ) -> Bool {
+        let count = entries.count
+        if count == 0 { return false }
+        let start = growColumns(by: count, changeset: UInt32(changesetIndex))
+        var lists = false
+        withSlotWriters { slots in
+            for offset in 0..<count {
+                let entry = entries[offset]
+                slots.write(start + offset, entry: entry, node: nodeValue,
+                            position: UInt32(truncatingIfNeeded: offset))
+                lists = lists || !entry.fillsSlot
+            }
+        }
+        if !lists { return false }
+        return fillCachedListIndices(entries, base: 0, count: count, start: start)
+    }
+
+    /// Mutable raw views of the columns a batch append writes: one uniqueness check per column
+    /// and batch, none per slot (`withSlotWriters`).
+    struct SlotWriters {
+        let kind: UnsafeMutableBufferPointer<UInt8>
+        let flags: UnsafeMutableBufferPointer<UInt8>
+        let node: UnsafeMutableBufferPointer<Int32>
+        let field: UnsafeMutableBufferPointer<UInt32>
+        let changeset: UnsafeMutableBufferPointer<UInt32>
+        let position: UnsafeMutableBufferPointer<UInt32>
+
+        /// Fills `slot` from `entry`, on `node`, at `position`; its changeset and list indices
+        /// are the caller's.
+        @inline(__always)
+        func write(_ slot: Int, entry: ScanEntry, node nodeValue: Int32, position at: UInt32) {
+            kind[slot] = entry.kind
+            flags[slot] = entry.flags
+            node[slot] = nodeValue
+            field[slot] = entry.field
+            position[slot] = at
+        }
+    }
+
+    /// Runs `body` with mutable raw views of the columns a batch append writes.
+    @inline(__always)
+    mutating func withSlotWriters<Result>(_ body: (SlotWriters) -> Result) -> Result {
+        kind.withUnsafeMutableBufferPointer { kind in
+            flags.withUnsafeMutableBufferPointer { flags in
+                node.withUnsafeMutableBufferPointer { node in
+                    field.withUnsafeMutableBufferPointer { field in
+                        changeset.withUnsafeMutableBufferPointer { changeset in
+                            position.withUnsafeMutableBufferPointer { position in
+                                body(SlotWriters(kind: kind, flags: flags, node: node,
+                                                 field: field, changeset: changeset,
+                                                 position: position))
                             }
                         }
                     }
                 }
             }
         }
-        if !listIndicesFollow { return false }
-        return fillCachedListIndices(entries, base: base, count: count, start: start)
     }
 
     /// Appends `count` slots of zeros (changeset `changesetIndex`) to every column but the
@@ -369,24 +427,22 @@ struct TransformArena: Sendable {
         instruction.withListIndices(listIndices(slot))
     }
 
-    /// `appendEntries`' list slots (from `start`, one per entry from `base`) take the indices
-    /// their entries cache. Returns whether any list entry caches none.
+    /// `appendEntries`' and `appendUniform`'s list slots (from `start`, one per entry from
+    /// `base`) take the indices their entries cache. Returns whether any list entry caches none.
     private mutating func fillCachedListIndices(
-        _ entries: ContiguousArray<ScanEntry>, base: Int, count: Int, start: Int
+        _ entries: UnsafeBufferPointer<ScanEntry>, base: Int, count: Int, start: Int
     ) -> Bool {
         var missing = false
-        entries.withUnsafeBufferPointer { entries in
-            index.withUnsafeMutableBufferPointer { index in
-                priorSize.withUnsafeMutableBufferPointer { priorSize in
-                    for offset in 0..<count {
-                        let entry = entries[base + offset]
-                        if entry.fillsSlot { continue }
-                        if let list = entry.cachedListIndices {
-                            index[start + offset] = list.index
-                            priorSize[start + offset] = list.priorSize
-                        } else {
-                            missing = true
-                        }
+        index.withUnsafeMutableBufferPointer { index in
+            priorSize.withUnsafeMutableBufferPointer { priorSize in
+                for offset in 0..<count {
+                    let entry = entries[base + offset]
+                    if entry.fillsSlot { continue }
+                    if let list = entry.cachedListIndices {
+                        index[start + offset] = list.index
+                        priorSize[start + offset] = list.priorSize
+                    } else {
+                        missing = true
                     }
                 }
             }
