@@ -13,6 +13,9 @@
 //!   map precomputed (`fillKeyMasks`): two independent loads per entry where there were two
 //!   dependent ones;
 //! - the kept instructions wait in a buffer and enter the arena a few thousand at a time;
+//! - a uniform column (every entry on one object and field: a typed document's changeset) is
+//!   decided by its first entry and, kept, enters the arena straight from the column
+//!   (`scanUniform`);
 //! - the columns live in chunks (`ScanColumn`), and the changeset holds the address and
 //!   count, so the scan reads them in place, and prefetches the columns a few changesets
 //!   ahead (at parity on its own in the measurements; the one pass gave most of the gain).
