@@ -8,7 +8,7 @@
 #   scripts/ab-merge.sh [--rounds N] [--callgrind] BEFORE AFTER BENCH-ARGS...
 #
 # BEFORE and AFTER are `syncsim` executables; BENCH-ARGS go to `syncsim bench merge` as they
-# are (they must name the workload or trace; `--repetitions` and `--csv` are the script's).
+# are (one workload or trace at one size; `--repetitions` and `--csv` are the script's).
 # `--callgrind` also counts the instructions of the merge alone, once per build, under
 # valgrind's callgrind (a count that does not drift with the machine's speed; see the README).
 #
@@ -50,10 +50,18 @@ for binary in "$before" "$after"; do
     exit 2
   fi
 done
+previous=""
 for arg in "$@"; do
   case "$arg" in
     --repetitions|--csv) echo "ab-merge: '$arg' is set by the script; leave it out of BENCH-ARGS" >&2; exit 2 ;;
+    --growth) echo "ab-merge: '--growth' runs several sizes; compare one size at a time (--instructions N)" >&2; exit 2 ;;
+    --workload=all) previous=--workload; arg=all ;;
   esac
+  if [ "$previous" = --workload ] && [ "$arg" = all ]; then
+    echo "ab-merge: compares one workload at a time; name one instead of 'all'" >&2
+    exit 2
+  fi
+  previous=$arg
 done
 
 work=$(mktemp -d)
@@ -63,7 +71,7 @@ trap 'rm -rf "$work"' EXIT
 run_once() {
   local binary=$1
   shift
-  "$binary" bench merge "$@" --repetitions 1 --csv "$work/run.csv" > /dev/null
+  "$binary" bench merge "$@" --repetitions 1 --csv "$work/run.csv" > /dev/null || return 1
   tr -d '\r' < "$work/run.csv" | awk -F, '
     NR == 1 { for (i = 1; i <= NF; i++) column[$i] = i; next }
     NR == 2 { print $column["merge_cpu_seconds"], $column["replica_digest"], $column["changeset_digest"] }'
@@ -76,7 +84,11 @@ status=0
 for round in $(seq 1 "$rounds"); do
   for side in before after; do
     if [ "$side" = before ]; then binary=$before; else binary=$after; fi
-    read -r seconds replica changesets < <(run_once "$binary" "$@")
+    if ! result=$(run_once "$binary" "$@") || [ -z "$result" ]; then
+      echo "ab-merge: round $round, $side ($binary): 'bench merge' failed or printed no row" >&2
+      exit 2
+    fi
+    read -r seconds replica changesets <<< "$result"
     echo "$seconds" >> "$work/$side.txt"
     digests="$replica $changesets"
     if [ -z "$reference" ]; then
