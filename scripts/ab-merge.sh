@@ -67,6 +67,9 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The build a side runs.
+binary_of() { if [ "$1" = before ]; then echo "$before"; else echo "$after"; fi; }
+
 # Prints "cpu_seconds replica_digest changeset_digest" of one run, read by column name.
 run_once() {
   local binary=$1
@@ -83,7 +86,7 @@ reference=""
 status=0
 for round in $(seq 1 "$rounds"); do
   for side in before after; do
-    if [ "$side" = before ]; then binary=$before; else binary=$after; fi
+    binary=$(binary_of "$side")
     if ! result=$(run_once "$binary" "$@") || [ -z "$result" ]; then
       echo "ab-merge: round $round, $side ($binary): 'bench merge' failed or printed no row" >&2
       exit 2
@@ -122,7 +125,7 @@ if [ $callgrind -eq 1 ]; then
   fi
   echo "instructions of the merge alone (callgrind):"
   for side in before after; do
-    if [ "$side" = before ]; then binary=$before; else binary=$after; fi
+    binary=$(binary_of "$side")
     # valgrind 3.19 cannot read Swift 6.3's debug information: count a stripped copy.
     strip -g -o "$work/$side-stripped" "$binary"
     valgrind --tool=callgrind --toggle-collect='*TransformerV5merge8incoming*' \

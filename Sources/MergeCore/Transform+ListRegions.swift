@@ -145,15 +145,15 @@ struct ListRegions: Sendable {
     /// `retouch`'s scratch: the replay identity of each of `touchedBlocks` (-1: empty).
     private var touchedIdentity: ContiguousArray<Int32> = []
     /// The regions the last `retouch` left in place of the touched ones, while nothing else
-    /// has changed a block's region or net delta since (only `build` and `retouch` do), with
-    /// the totals of that `collectTouched`: a run that touches exactly these regions has
-    /// the same touched blocks and sums (`collectTouched`). Typing next to another client's
-    /// text touches the same regions run after run (about two touching runs in three in the
-    /// text-like benchmark at K = 10).
-    private var retouched: (regions: ClosedRange<Int>, below: Int64, untouched: Int64)?
+    /// has changed a block's region or net delta since (only `build` and `retouch` do) and no
+    /// other collect has replaced `touchedOffsets`: a run that touches exactly these regions
+    /// has the touched blocks and the sums of the last collect (`collectedTotals`). Typing
+    /// next to another client's text touches the same regions run after run (about two
+    /// touching runs in three in the text-like benchmark at K = 10).
+    private var retouched: ClosedRange<Int>?
     /// Statistics for tests (never reset): `collectTouched` calls answered from `retouched`.
     var collectsReused = 0
-    /// The totals the last full `collectTouched` returned.
+    /// The totals the last full `collectTouched` returned (and every reuse returns again).
     private var collectedTotals: (below: Int64, untouched: Int64) = (0, 0)
 
     /// Forgets every region and the usage (a new merge).
@@ -419,7 +419,7 @@ struct ListRegions: Sendable {
     /// - Returns: the net deltas of all blocks of regions below `touched`, and of all
     ///   untouched blocks.
     mutating func collectTouched(_ touched: ClosedRange<Int>) -> (below: Int64, untouched: Int64) {
-        if let reused = retouched, reused.regions == touched {
+        if retouched == touched {
             collectsReused += 1
             var kept = 0
             for index in touchedOffsets.indices
@@ -430,8 +430,9 @@ struct ListRegions: Sendable {
             }
             touchedOffsets.removeLast(touchedOffsets.count - kept)
             touchedBlocks.removeLast(touchedBlocks.count - kept)
-            return (reused.below, reused.untouched)
+            return collectedTotals
         }
+        retouched = nil  // the blocks below are another collect's
         touchedOffsets.removeAll(keepingCapacity: true)
         touchedBlocks.removeAll(keepingCapacity: true)
         let (lower, upper) = (Int32(touched.lowerBound), Int32(touched.upperBound))
@@ -526,8 +527,7 @@ struct ListRegions: Sendable {
         }
         sumDeltas()
         if count > 0 {
-            retouched = (first...(first + count - 1), collectedTotals.below,
-                         collectedTotals.untouched)
+            retouched = first...(first + count - 1)
         }
         return true
     }
