@@ -775,8 +775,8 @@ extension TransformArena {
     ///   majors no longer chain (nil when the run met every block), or the mismatch. The
     ///   run's shifts since its last walk stay pending in `run` (its offsets).
     mutating func walkTouchedBlocks(
-        _ run: inout ListMajorRun, blocks: Range<Int>, offsets: ContiguousArray<Int32>,
-        steps: ContiguousArray<(below: Int64, untouched: Int64)>,
+        _ run: inout ListMajorRun, blocks: Range<Int>, offsets: UnsafeBufferPointer<Int32>,
+        steps: UnsafeBufferPointer<ListTouchedStep>,
         deltaChanges: inout ContiguousArray<(offset: Int32, delta: Int64)>,
         ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>, chunkLength: Int
     ) -> (stoppedAfter: Int?, mismatch: MergeError?) {
@@ -908,7 +908,7 @@ extension TransformArena {
     }
 
     /// Recomputes the summary of every stale block among `blocks.lowerBound + offsets[i]`.
-    mutating func summariseListBlocks(_ blocks: Range<Int>, offsets: ContiguousArray<Int32>,
+    mutating func summariseListBlocks(_ blocks: Range<Int>, offsets: UnsafeBufferPointer<Int32>,
                                       minors: ContiguousArray<Int32>) {
         withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
             for offset in offsets {

@@ -78,6 +78,23 @@ enum ListRegionPlace {
     case other
 }
 
+/// What the untouched blocks before a touched block did to a run
+/// (`ListRegions.collectTouched`): the net delta of those of regions below the touched ones,
+/// and of all of them.
+struct ListTouchedStep: Sendable, BitwiseCopyable {
+    var below: Int64
+    var untouched: Int64
+}
+
+/// A region of a replay (`ListRegions.replayAdd`), in the frame of the block being replayed:
+/// its first and last position, its net delta so far and its identity.
+private struct ReplayRegion: Sendable, BitwiseCopyable {
+    var start: Int64 = 0
+    var end: Int64 = 0
+    var delta: Int64 = 0
+    var identity: Int32 = 0
+}
+
 /// The regions of one list group (see the file's documentation), with the shifts owed to its
 /// blocks.
 struct ListRegions: Sendable {
@@ -123,27 +140,30 @@ struct ListRegions: Sendable {
     /// the current backoff (`ListRegionSettings`).
     var usage: ContiguousArray<(root: Int32, wait: Int32, backoff: Int32)> = []
 
-    // The build's scratch, in the frame of the block being replayed: each region's first and
-    // last position, net delta so far and identity; identities merge (`parent`).
-    private var currentStart: ContiguousArray<Int64> = []
-    private var currentEnd: ContiguousArray<Int64> = []
-    private var currentDelta: ContiguousArray<Int64> = []
-    private var identity: ContiguousArray<Int32> = []
-    private var parent: ContiguousArray<Int32> = []
+    // A replay's scratch (`replayBegin` sizes it for the zones to come, so every write is a
+    // plain store): the regions in the frame of the block being replayed, `replayCount` of
+    // them, in list order; the identities, which merge (`replayParents`, `parentCount` of
+    // them); and what `replayFinish` gives per identity.
+    private var replayRegions = ScratchBuffer<ReplayRegion>()
+    private var replayCount = 0
+    private var replayParents = ScratchBuffer<Int32>()
+    private var parentCount = 0
+    private var regionOfIdentity = ScratchBuffer<Int32>()
     // What a replay gives (`replayFinish`).
     private var replayStart: ContiguousArray<Int64> = []
     private var replayWidth: ContiguousArray<Int64> = []
     private var replayDelta: ContiguousArray<Int64> = []
-    private var regionOfIdentity: ContiguousArray<Int32> = []
-    /// `Transformer.walkTouchedRegions`' scratch: the offsets of the touched regions' blocks,
-    /// and per such block the net delta of the blocks of regions below them before it, and of
-    /// all the untouched blocks before it; and the offsets of the touched blocks after which the
-    /// run's net delta changed, with the new delta.
-    var touchedOffsets: ContiguousArray<Int32> = []
-    var touchedBlocks: ContiguousArray<(below: Int64, untouched: Int64)> = []
+    /// `Transformer.walkTouchedRegions`' scratch: the offsets of the touched regions' blocks
+    /// (`touchedOffsets`, `touchedCount` of them), and per such block the net delta of the
+    /// blocks of regions below them before it, and of all the untouched blocks before it
+    /// (`touchedSteps`); and the offsets of the touched blocks after which the run's net delta
+    /// changed, with the new delta.
+    private var touchedOffsetSpace = ScratchBuffer<Int32>()
+    private var touchedStepSpace = ScratchBuffer<ListTouchedStep>()
+    private(set) var touchedCount = 0
     var deltaChanges: ContiguousArray<(offset: Int32, delta: Int64)> = []
-    /// `retouch`'s scratch: the replay identity of each of `touchedBlocks` (-1: empty).
-    private var touchedIdentity: ContiguousArray<Int32> = []
+    /// `retouch`'s scratch: the replay identity of each touched block (-1: empty).
+    private var touchedIdentity = ScratchBuffer<Int32>()
     /// The regions the last `retouch` left in place of the touched ones, while nothing else
     /// has changed a block's region or net delta since (only `build` and `retouch` do) and no
     /// other collect has replaced `touchedOffsets`: a run that touches exactly these regions
@@ -162,6 +182,18 @@ struct ListRegions: Sendable {
         usage.removeAll(keepingCapacity: true)
     }
 
+    /// The offsets of the blocks the last `collectTouched` found. Valid until the next
+    /// collect.
+    var touchedOffsets: UnsafeBufferPointer<Int32> {
+        UnsafeBufferPointer(rebasing: touchedOffsetSpace.buffer[0..<touchedCount])
+    }
+
+    /// Per block of `touchedOffsets`, what the untouched blocks before it did. Valid until the
+    /// next collect.
+    var touchedSteps: UnsafeBufferPointer<ListTouchedStep> {
+        UnsafeBufferPointer(rebasing: touchedStepSpace.buffer[0..<touchedCount])
+    }
+
     /// Index of `root` in `usage`, added if missing.
     mutating func usageIndex(_ root: Int) -> Int {
         if let index = usage.firstIndex(where: { $0.root == Int32(root) }) { return index }
@@ -176,7 +208,7 @@ struct ListRegions: Sendable {
     ///   minor, or a region's interval would invert (not expected of valid zones; checked).
     /// - Complexity: O(B·R) for B blocks and R regions (each block shifts the later regions).
     mutating func build(_ blocks: UnsafeBufferPointer<ListBlock>, margin: Int64) -> Bool {
-        replayBegin()
+        replayBegin(zones: blocks.count)
         blockRegion.removeAll(keepingCapacity: true)
         blockRegion.reserveCapacity(blocks.count)
         blockDelta.removeAll(keepingCapacity: true)
@@ -214,8 +246,12 @@ struct ListRegions: Sendable {
         startSettled = start
         sizeSettled.removeAll(keepingCapacity: true)
         sizeSettled.append(contentsOf: repeatElement(0, count: start.count))
-        for offset in 0..<blockRegion.count where blockRegion[offset] >= 0 {
-            blockRegion[offset] = replayRegion(of: blockRegion[offset])
+        let (parents, regionOf) = replayIdentities
+        blockRegion.withUnsafeMutableBufferPointer { regions in
+            for offset in regions.indices where regions[offset] >= 0 {
+                regions[offset] = Self.replayRegion(of: regions[offset], parents: parents,
+                                                    regionOf: regionOf)
+            }
         }
         sizeOwed = 0
         runsSinceBuild = 0
@@ -224,13 +260,13 @@ struct ListRegions: Sendable {
         return true
     }
 
-    /// Starts a replay of zones (`replayAdd`).
-    private mutating func replayBegin() {
-        currentStart.removeAll(keepingCapacity: true)
-        currentEnd.removeAll(keepingCapacity: true)
-        currentDelta.removeAll(keepingCapacity: true)
-        identity.removeAll(keepingCapacity: true)
-        parent.removeAll(keepingCapacity: true)
+    /// Starts a replay of at most `zones` zones (`replayAdd`).
+    private mutating func replayBegin(zones: Int) {
+        // Each zone adds at most one region and one identity.
+        replayRegions.reserve(zones + 1, repeating: ReplayRegion())
+        replayParents.reserve(zones + 1, repeating: 0)
+        replayCount = 0
+        parentCount = 0
     }
 
     /// Replays one block: its widened zone `low ... high` in the current frame joins the
@@ -239,57 +275,51 @@ struct ListRegions: Sendable {
     /// - Returns: the identity of its region, or nil when the region's interval would invert.
     private mutating func replayAdd(low: Int64, high: Int64, delta: Int64,
                                     margin: Int64) -> Int32? {
+        precondition(parentCount < replayParents.count, "replay scratch too short")
+        let regions = replayRegions.buffer.baseAddress!
+        let count = replayCount
         // Regions first ..< end come within `margin` of the zone (ends and starts ascend).
-        let count = currentEnd.count
-        let (first, end) = currentEnd.withUnsafeBufferPointer { ends in
-            currentStart.withUnsafeBufferPointer { starts in
-                var first = 0
-                var last = count
-                while first < last {
-                    let middle = (first + last) / 2
-                    if ends[middle] >= low - margin { last = middle } else { first = middle + 1 }
-                }
-                var end = first
-                while end < count && starts[end] <= high + margin { end += 1 }
-                return (first, end)
-            }
+        var first = 0
+        var last = count
+        while first < last {
+            let middle = (first + last) / 2
+            if regions[middle].end >= low - margin { last = middle } else { first = middle + 1 }
         }
+        var end = first
+        while end < count && regions[end].start <= high + margin { end += 1 }
         if first == end {
-            currentStart.insert(low, at: first)
-            currentEnd.insert(high, at: first)
-            currentDelta.insert(0, at: first)
-            identity.insert(Int32(parent.count), at: first)
-            parent.append(Int32(parent.count))
+            var later = count
+            while later > first {
+                regions[later] = regions[later - 1]
+                later -= 1
+            }
+            regions[first] = ReplayRegion(start: low, end: high, delta: 0,
+                                          identity: Int32(parentCount))
+            replayParents.buffer[parentCount] = Int32(parentCount)
+            parentCount += 1
+            replayCount += 1
         } else if end - first > 1 {
-            currentStart[first] = min(currentStart[first], low)
-            currentEnd[first] = max(currentEnd[end - 1], high)
+            regions[first].end = max(regions[end - 1].end, high)
+            let parents = replayParents.buffer
             for merged in (first + 1)..<end {
-                currentDelta[first] += currentDelta[merged]
-                parent[Int(identity[merged])] = identity[first]
+                regions[first].delta += regions[merged].delta
+                parents[Int(regions[merged].identity)] = regions[first].identity
             }
-            let removed = (first + 1)..<end
-            currentStart.removeSubrange(removed)
-            currentEnd.removeSubrange(removed)
-            currentDelta.removeSubrange(removed)
-            identity.removeSubrange(removed)
+            let removed = end - first - 1
+            for later in end..<count { regions[later - removed] = regions[later] }
+            replayCount -= removed
         }
-        let regions = currentStart.count
-        let inverted = currentStart.withUnsafeMutableBufferPointer { starts in
-            currentEnd.withUnsafeMutableBufferPointer { ends in
-                starts[first] = min(starts[first], low)
-                ends[first] = max(ends[first], high) + delta
-                if delta != 0 {
-                    for later in (first + 1)..<regions {
-                        starts[later] += delta
-                        ends[later] += delta
-                    }
-                }
-                return ends[first] < starts[first]
+        regions[first].start = min(regions[first].start, low)
+        regions[first].end = max(regions[first].end, high) + delta
+        if delta != 0 {
+            for later in (first + 1)..<replayCount {
+                regions[later].start += delta
+                regions[later].end += delta
             }
         }
-        if inverted { return nil }
-        currentDelta[first] += delta
-        return identity[first]
+        if regions[first].end < regions[first].start { return nil }
+        regions[first].delta += delta
+        return regions[first].identity
     }
 
     /// The replayed regions, back in the frame before the first zone: `replayStart`,
@@ -299,29 +329,36 @@ struct ListRegions: Sendable {
         replayStart.removeAll(keepingCapacity: true)
         replayWidth.removeAll(keepingCapacity: true)
         replayDelta.removeAll(keepingCapacity: true)
+        let regions = replayRegions.buffer
         var before: Int64 = 0
-        for region in 0..<currentStart.count {
-            let regionWidth = currentEnd[region] - currentStart[region] - currentDelta[region]
+        for region in regions[0..<replayCount] {
+            let regionWidth = region.end - region.start - region.delta
             guard regionWidth >= 0 else { return false }
-            replayStart.append(currentStart[region] - before)
+            replayStart.append(region.start - before)
             replayWidth.append(regionWidth)
-            replayDelta.append(currentDelta[region])
-            before += currentDelta[region]
+            replayDelta.append(region.delta)
+            before += region.delta
         }
-        regionOfIdentity.removeAll(keepingCapacity: true)
-        for _ in 0..<parent.count { regionOfIdentity.append(-1) }
-        for region in 0..<currentStart.count {
-            regionOfIdentity[Int(identity[region])] = Int32(region)
-        }
+        regionOfIdentity.reserve(max(parentCount, 1), repeating: -1)
+        let regionOf = regionOfIdentity.buffer
+        for index in 0..<parentCount { regionOf[index] = -1 }
+        for index in 0..<replayCount { regionOf[Int(regions[index].identity)] = Int32(index) }
         return true
     }
 
+    /// The union-find parents and the region of each root identity, after `replayFinish`.
+    private var replayIdentities: (UnsafeMutablePointer<Int32>, UnsafePointer<Int32>) {
+        (replayParents.buffer.baseAddress!, UnsafePointer(regionOfIdentity.buffer.baseAddress!))
+    }
+
     /// The replayed region (`replayFinish`) of a zone's identity (`replayAdd`).
-    private mutating func replayRegion(of id: Int32) -> Int32 {
+    @inline(__always)
+    private static func replayRegion(of id: Int32, parents: UnsafeMutablePointer<Int32>,
+                                     regionOf: UnsafePointer<Int32>) -> Int32 {
         var root = Int(id)
-        while parent[root] != Int32(root) { root = Int(parent[root]) }
-        parent[Int(id)] = Int32(root)
-        return regionOfIdentity[root]
+        while parents[root] != Int32(root) { root = Int(parents[root]) }
+        parents[Int(id)] = Int32(root)
+        return regionOf[root]
     }
 
     /// Recomputes `deltaBefore` from `delta`.
@@ -395,12 +432,22 @@ struct ListRegions: Sendable {
     /// `settle` for the blocks at `touchedOffsets` (the regions `regions`' blocks).
     mutating func settleTouched(_ regions: ClosedRange<Int>,
                                 _ blocks: UnsafeMutableBufferPointer<ListBlock>) {
-        for offset in touchedOffsets {
-            let region = Int(blockRegion[Int(offset)])
-            let shift = start[region] - startSettled[region]
-            if shift != 0 { blocks[Int(offset)].shiftAbove(by: shift) }
-            let sizeShift = sizeOwed - sizeSettled[region]
-            if sizeShift != 0 { blocks[Int(offset)].shiftSizes(by: sizeShift) }
+        let offsets = touchedOffsets
+        let owed = sizeOwed
+        blockRegion.withUnsafeBufferPointer { blockRegions in
+            start.withUnsafeBufferPointer { starts in
+                startSettled.withUnsafeBufferPointer { startsSettled in
+                    sizeSettled.withUnsafeBufferPointer { sizesSettled in
+                        for offset in offsets {
+                            let region = Int(blockRegions[Int(offset)])
+                            let shift = starts[region] - startsSettled[region]
+                            if shift != 0 { blocks[Int(offset)].shiftAbove(by: shift) }
+                            let sizeShift = owed - sizesSettled[region]
+                            if sizeShift != 0 { blocks[Int(offset)].shiftSizes(by: sizeShift) }
+                        }
+                    }
+                }
+            }
         }
         for region in regions {
             startSettled[region] = start[region]
@@ -409,7 +456,7 @@ struct ListRegions: Sendable {
     }
 
     /// Collects the blocks of the regions `touched` into `touchedOffsets` and
-    /// `touchedBlocks`, with the net deltas of the untouched blocks before each (one pass
+    /// `touchedSteps`, with the net deltas of the untouched blocks before each (one pass
     /// over every block's region and delta).
     ///
     /// When `touched` are the regions the last `retouch` made (`retouched`), the blocks are
@@ -421,31 +468,38 @@ struct ListRegions: Sendable {
     mutating func collectTouched(_ touched: ClosedRange<Int>) -> (below: Int64, untouched: Int64) {
         if retouched == touched {
             collectsReused += 1
+            let offsets = touchedOffsetSpace.buffer
+            let steps = touchedStepSpace.buffer
             var kept = 0
-            for index in touchedOffsets.indices
-            where blockRegion[Int(touchedOffsets[index])] >= 0 {
-                touchedOffsets[kept] = touchedOffsets[index]
-                touchedBlocks[kept] = touchedBlocks[index]
-                kept += 1
+            blockRegion.withUnsafeBufferPointer { regions in
+                for index in 0..<touchedCount where regions[Int(offsets[index])] >= 0 {
+                    offsets[kept] = offsets[index]
+                    steps[kept] = steps[index]
+                    kept += 1
+                }
             }
-            touchedOffsets.removeLast(touchedOffsets.count - kept)
-            touchedBlocks.removeLast(touchedBlocks.count - kept)
+            touchedCount = kept
             return collectedTotals
         }
         retouched = nil  // the blocks below are another collect's
-        touchedOffsets.removeAll(keepingCapacity: true)
-        touchedBlocks.removeAll(keepingCapacity: true)
+        let blockCount = blockRegion.count
+        touchedOffsetSpace.reserve(blockCount, repeating: 0)
+        touchedStepSpace.reserve(blockCount, repeating: ListTouchedStep(below: 0, untouched: 0))
+        let offsets = touchedOffsetSpace.buffer
+        let steps = touchedStepSpace.buffer
         let (lower, upper) = (Int32(touched.lowerBound), Int32(touched.upperBound))
         var below: Int64 = 0
         var untouched: Int64 = 0
+        var found = 0
         blockRegion.withUnsafeBufferPointer { regions in
             blockDelta.withUnsafeBufferPointer { deltas in
                 for offset in 0..<regions.count {
                     let region = regions[offset]
                     let blockDelta = Int64(deltas[offset])
                     if region >= lower && region <= upper {
-                        touchedOffsets.append(Int32(offset))
-                        touchedBlocks.append((below, untouched))
+                        offsets[found] = Int32(truncatingIfNeeded: offset)
+                        steps[found] = ListTouchedStep(below: below, untouched: untouched)
+                        found += 1
                     } else {
                         below &+= region < lower ? blockDelta : 0
                         untouched &+= blockDelta
@@ -453,11 +507,12 @@ struct ListRegions: Sendable {
                 }
             }
         }
+        touchedCount = found
         collectedTotals = (below, untouched)
         return (below, untouched)
     }
 
-    /// After a run walked the blocks of the regions `touched` (`touchedBlocks`, summarised in
+    /// After a run walked the blocks of the regions `touched` (`touchedOffsets`, summarised in
     /// `blocks`, the group's blocks): those regions are replayed again from their blocks as
     /// the walk left them (each zone taken back by the net delta of the untouched blocks
     /// below them before it), and replace the touched ones. The caller has moved the regions
@@ -467,51 +522,70 @@ struct ListRegions: Sendable {
     mutating func retouch(_ touched: ClosedRange<Int>, _ blocks: UnsafeBufferPointer<ListBlock>,
                           margin: Int64) -> Bool {
         retouched = nil
-        replayBegin()
-        touchedIdentity.removeAll(keepingCapacity: true)
-        for (offset32, entry) in zip(touchedOffsets, touchedBlocks) {
-            let offset = Int(offset32)
-            let block = blocks[offset]
-            if block.state == .empty {
-                touchedIdentity.append(-1)
-                blockDelta[offset] = 0
+        let count = touchedCount
+        replayBegin(zones: count)
+        touchedIdentity.reserve(count, repeating: -1)
+        let identities = touchedIdentity.buffer
+        let offsets = touchedOffsets
+        let steps = touchedSteps
+        let (listNode, listField) = (node, field)
+        for index in 0..<count {
+            let offset = Int(offsets[index])
+            let block = blocks.baseAddress! + offset
+            if block.pointee.state == .empty {
+                identities[index] = -1
                 continue
             }
-            guard block.state == .uniform && block.summary.node == node
-                && block.summary.field == field
+            guard block.pointee.state == .uniform && block.pointee.summary.node == listNode
+                && block.pointee.summary.field == listField
             else { return false }
-            let summary = block.summary
-            guard let id = replayAdd(low: Int64(summary.minIndex) - entry.below,
-                                     high: summary.maxBelow + 1 - entry.below,
-                                     delta: summary.netDelta, margin: margin)
+            let below = steps[index].below
+            let netDelta = block.pointee.summary.netDelta
+            guard let id = replayAdd(low: Int64(block.pointee.summary.minIndex) - below,
+                                     high: block.pointee.summary.maxBelow + 1 - below,
+                                     delta: netDelta, margin: margin)
             else { return false }
-            touchedIdentity.append(id)
-            blockDelta[offset] = Int32(truncatingIfNeeded: summary.netDelta)
+            identities[index] = id
         }
         guard replayFinish() else { return false }
         let (first, last) = (touched.lowerBound, touched.upperBound)
-        let count = replayStart.count
+        let regionCount = replayStart.count
         // The new regions lie between the untouched neighbours, apart from them.
-        if count > 0 {
+        if regionCount > 0 {
             if first > 0 && start[first - 1] + width[first - 1] >= replayStart[0] { return false }
             if last + 1 < start.count
-                && replayStart[count - 1] + replayWidth[count - 1] >= start[last + 1]
+                && replayStart[regionCount - 1] + replayWidth[regionCount - 1] >= start[last + 1]
             {
                 return false
             }
         }
-        // The regions above move first: the touched blocks still hold touched regions.
-        let moved = Int32(count - (last - first + 1))
-        if moved != 0 {
-            for offset in 0..<blockRegion.count where blockRegion[offset] > Int32(last) {
-                blockRegion[offset] += moved
+        let (parents, regionOf) = replayIdentities
+        let moved = Int32(regionCount - (last - first + 1))
+        blockRegion.withUnsafeMutableBufferPointer { regions in
+            // The regions above move first: the touched blocks still hold touched regions.
+            if moved != 0 {
+                for offset in regions.indices where regions[offset] > Int32(last) {
+                    regions[offset] += moved
+                }
+            }
+            for index in 0..<count {
+                let id = identities[index]
+                regions[Int(offsets[index])] = id < 0
+                    ? -1
+                    : Int32(first) + Self.replayRegion(of: id, parents: parents,
+                                                       regionOf: regionOf)
             }
         }
-        for (offset, id) in zip(touchedOffsets, touchedIdentity) {
-            blockRegion[Int(offset)] = id < 0 ? -1 : Int32(first) + replayRegion(of: id)
+        blockDelta.withUnsafeMutableBufferPointer { deltas in
+            for index in 0..<count {
+                let offset = Int(offsets[index])
+                // An empty block has no alive minor: its net delta is 0.
+                deltas[offset] = identities[index] < 0
+                    ? 0 : Int32(truncatingIfNeeded: blocks[offset].summary.netDelta)
+            }
         }
-        if count == last - first + 1 {
-            for region in 0..<count {
+        if regionCount == last - first + 1 {
+            for region in 0..<regionCount {
                 start[first + region] = replayStart[region]
                 width[first + region] = replayWidth[region]
                 delta[first + region] = replayDelta[region]
@@ -523,11 +597,12 @@ struct ListRegions: Sendable {
             width.replaceSubrange(first...last, with: replayWidth)
             delta.replaceSubrange(first...last, with: replayDelta)
             startSettled.replaceSubrange(first...last, with: replayStart)
-            sizeSettled.replaceSubrange(first...last, with: repeatElement(sizeOwed, count: count))
+            sizeSettled.replaceSubrange(first...last,
+                                        with: repeatElement(sizeOwed, count: regionCount))
         }
         sumDeltas()
-        if count > 0 {
-            retouched = first...(first + count - 1)
+        if regionCount > 0 {
+            retouched = first...(first + regionCount - 1)
         }
         return true
     }
@@ -595,7 +670,7 @@ extension Transformer {
         run.summary = summary
         let walked = arena.walkTouchedBlocks(
             &run, blocks: blocks, offsets: listRegions.touchedOffsets,
-            steps: listRegions.touchedBlocks, deltaChanges: &listRegions.deltaChanges,
+            steps: listRegions.touchedSteps, deltaChanges: &listRegions.deltaChanges,
             ranks: changesetRank, minors: groupPositions,
             chunkLength: listBlockSettings.cellChunkLength)
         if let mismatch = walked.mismatch { throw mismatch }
@@ -607,7 +682,7 @@ extension Transformer {
             try walkRestOneByOne(slots, from: offset, touched: touched, runDelta: runDelta)
             return
         }
-        let last = listRegions.touchedBlocks.last ?? (0, 0)
+        let last = listRegions.touchedSteps.last ?? ListTouchedStep(below: 0, untouched: 0)
         let (movedBelow, movedUntouched) = (last.below, last.untouched)
         let (stepBelow, stepSize) = (belowTotal - movedBelow, untouchedTotal - movedUntouched)
         run.indexOffset &+= Int32(truncatingIfNeeded: stepBelow)
