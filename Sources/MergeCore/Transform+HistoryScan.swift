@@ -314,48 +314,46 @@ extension ObjectNodeTable {
         let window = denseActive && (touched == nil || keyMasks != nil) ? UInt64(dense.count) : 0
         let masks = keyMasks ?? UnsafeBufferPointer(start: nil, count: 0)
         let filter = touched != nil
-        return dense.withUnsafeBufferPointer { dense in
-            denseOutside.withUnsafeBufferPointer { outside in
-                var kept = 0
-                for position in 0..<entries.count {
-                    let entry = entries[position]
-                    if entry.isGeneral { return nil }
-                    let offset = (entry.key ^ flip) &- low
-                    let field = entry.field
-                    var node: Int32
-                    var keep: Int
-                    if entry.table == table && offset < window
-                        && (field < TouchedFields.maskedFields || field == UInt32.max)
-                    {
-                        node = dense[Int(offset)]
-                        if filter {
-                            // Known node, and it is erased or the field (the known bit
-                            // itself for an object-level instruction) is touched.
-                            let mask = masks[Int(offset)]
-                            let shift = field == UInt32.max ? 61 : UInt64(field)
-                            keep = Int(truncatingIfNeeded:
-                                mask >> 61 & (mask >> 63 | mask >> shift) & 1)
-                        } else {
-                            keep = node >= 0 ? 1 : 0
-                        }
-                    } else if entry.table == table && offset >= window && window > 0
-                                && !Self.outsideBit(outside, entry.key)
-                    {
-                        // A key of the map's table beyond its window that the incoming side
-                        // never touched (a clear bit proves it has no node): objects other
-                        // clients created, in their own key ranges.
-                        node = -1
-                        keep = 0
-                    } else {
-                        (node, keep) = classifyOne(entry, touched: touched)
-                    }
-                    selected[kept] = UInt64(UInt32(bitPattern: node)) << 32
-                        | UInt64(UInt32(truncatingIfNeeded: position))
-                    kept &+= keep
+        let dense = UnsafeBufferPointer(self.dense.buffer)
+        let outside = denseOutsideBits
+        var kept = 0
+        for position in 0..<entries.count {
+            let entry = entries[position]
+            if entry.isGeneral { return nil }
+            let offset = (entry.key ^ flip) &- low
+            let field = entry.field
+            var node: Int32
+            var keep: Int
+            if entry.table == table && offset < window
+                && (field < TouchedFields.maskedFields || field == UInt32.max)
+            {
+                node = dense[Int(offset)]
+                if filter {
+                    // Known node, and it is erased or the field (the known bit
+                    // itself for an object-level instruction) is touched.
+                    let mask = masks[Int(offset)]
+                    let shift = field == UInt32.max ? 61 : UInt64(field)
+                    keep = Int(truncatingIfNeeded:
+                        mask >> 61 & (mask >> 63 | mask >> shift) & 1)
+                } else {
+                    keep = node >= 0 ? 1 : 0
                 }
-                return kept
+            } else if entry.table == table && offset >= window && window > 0
+                        && !Self.outsideBit(outside, entry.key)
+            {
+                // A key of the map's table beyond its window that the incoming side
+                // never touched (a clear bit proves it has no node): objects other
+                // clients created, in their own key ranges.
+                node = -1
+                keep = 0
+            } else {
+                (node, keep) = classifyOne(entry, touched: touched)
             }
+            selected[kept] = UInt64(UInt32(bitPattern: node)) << 32
+                | UInt64(UInt32(truncatingIfNeeded: position))
+            kept &+= keep
         }
+        return kept
     }
 
     /// Writes, per offset of the dense map, the filter's mask of that key's node with
@@ -366,12 +364,11 @@ extension ObjectNodeTable {
         precondition(out.count == dense.count, "one key mask per dense key")
         let masks = touched.nodeMasks.buffer
         let known = touched.knownCount
-        dense.withUnsafeBufferPointer { dense in
-            for offset in dense.indices {
-                let node = Int(dense[offset])
-                if node >= 0 && node < known {
-                    out[offset] = masks[node] | TouchedFields.knownBit
-                }
+        let dense = self.dense.buffer
+        for offset in dense.indices {
+            let node = Int(dense[offset])
+            if node >= 0 && node < known {
+                out[offset] = masks[node] | TouchedFields.knownBit
             }
         }
     }
