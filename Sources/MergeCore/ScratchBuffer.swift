@@ -44,6 +44,22 @@ struct ScratchBuffer<Element: BitwiseCopyable>: Sendable {
         buffer.initialize(repeating: value)
     }
 
+    /// Makes the buffer `count` elements long (at least its count now), in storage of its
+    /// own, keeping its first `kept` elements; the others are `value`. For buffers that fill
+    /// up as they go and double when full.
+    mutating func grow(to count: Int, keeping kept: Int, repeating value: Element) {
+        precondition(kept >= 0 && kept <= self.count, "kept elements beyond the buffer")
+        let old = storage
+        storage = Storage()
+        let length = Swift.max(count, self.count)
+        storage.memory = UnsafeMutableBufferPointer.allocate(capacity: length)
+        if kept > 0 {
+            storage.memory.baseAddress!.initialize(from: old.memory.baseAddress!, count: kept)
+        }
+        self.count = length
+        UnsafeMutableBufferPointer(rebasing: buffer[kept...]).initialize(repeating: value)
+    }
+
     /// Makes the buffer at least `count` elements long, in storage of its own; the contents
     /// are unspecified (`value` where it had to be reset).
     mutating func reserve(_ count: Int, repeating value: Element) {

@@ -509,7 +509,8 @@ struct ObjectNodeTable: Sendable {
     /// the object array.
     private(set) var slots = ScratchBuffer<NodeSlot>()
     var objects: ContiguousArray<ObjectRef> = []
-    /// Per node (`0 ..< objects.count`; room for `slots.count / 2`): its hash and union-find
+    /// Per node (`0 ..< objects.count`, with room that doubles when full: a table sized for a
+    /// long upload on one object must not map a record per slot): its hash and union-find
     /// parent and size.
     private var records = ScratchBuffer<NodeRecord>()
     /// A direct map for one table's integer keys in `denseMin ..< denseMin + dense.count`
@@ -576,7 +577,8 @@ struct ObjectNodeTable: Sendable {
         while capacity < instructionCount / 2 + 2 { capacity *= 2 }
         slots.reset(count: capacity, repeating: .empty)
         objects.removeAll(keepingCapacity: true)
-        records.reserve(capacity / 2, repeating: NodeRecord(hash: 0, parent: 0, size: 0))
+        records.reserve(Swift.min(capacity / 2, 1024),
+                        repeating: NodeRecord(hash: 0, parent: 0, size: 0))
         denseActive = false
     }
 
@@ -878,8 +880,7 @@ struct ObjectNodeTable: Sendable {
     @inline(__always)
     private mutating func insert(_ object: ObjectRef, hash: UInt64, at index: Int) -> Int32 {
         let node = Int32(objects.count)
-        // `reset` and `grow` keep room for a record per half slot, and the callers grow first.
-        precondition(objects.count < records.count, "node records full")
+        if objects.count == records.count { growRecords() }
         slots.buffer[index] = NodeSlot(object, hash: hash, node: node)
         objects.append(object)
         records.buffer[Int(node)] = NodeRecord(hash: hash, parent: node, size: 1)
@@ -895,12 +896,7 @@ struct ObjectNodeTable: Sendable {
 
     private mutating func grow() {
         let capacity = slots.count * 2
-        // The records move to storage with room for the new capacity's nodes.
-        var moved = ScratchBuffer<NodeRecord>()
-        moved.reset(count: capacity / 2, repeating: NodeRecord(hash: 0, parent: 0, size: 0))
         let kept = objects.count
-        moved.buffer.baseAddress!.update(from: records.buffer.baseAddress!, count: kept)
-        records = moved
         slots.reset(count: capacity, repeating: .empty)
         let (table, nodes) = (slots.buffer, records.buffer)
         let mask = capacity - 1
@@ -909,6 +905,12 @@ struct ObjectNodeTable: Sendable {
             while table[slotIndex].meta != 0 { slotIndex = (slotIndex + 1) & mask }
             table[slotIndex] = NodeSlot(objects[node], hash: nodes[node].hash, node: Int32(node))
         }
+    }
+
+    /// Moves the node records to storage of twice the room.
+    private mutating func growRecords() {
+        records.grow(to: Swift.max(2 * records.count, 16), keeping: objects.count,
+                     repeating: NodeRecord(hash: 0, parent: 0, size: 0))
     }
 
     /// The root of `node`'s group (path halving).

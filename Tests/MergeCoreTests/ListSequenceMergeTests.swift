@@ -393,6 +393,21 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         #expect(Array(copy.buffer) == [1, 1, 9, 1])
     }
 
+    /// `grow` keeps the first elements asked for, fills the rest, and moves to storage of its
+    /// own: a copy taken before keeps what it saw.
+    @Test func scratchBufferGrowKeepsItsPrefix() {
+        var buffer = ScratchBuffer<Int32>()
+        buffer.reset(count: 3, repeating: 0)
+        for index in 0..<3 { buffer.buffer[index] = Int32(index + 1) }
+        let before = buffer
+        buffer.grow(to: 8, keeping: 2, repeating: -1)
+        #expect(Array(buffer.buffer) == [1, 2, -1, -1, -1, -1, -1, -1])
+        buffer.buffer[0] = 40
+        #expect(Array(before.buffer) == [1, 2, 3])
+        buffer.grow(to: 4, keeping: 8, repeating: 0)  // never shorter than it is
+        #expect(Array(buffer.buffer) == [40, 2, -1, -1, -1, -1, -1, -1])
+    }
+
     /// A reset reuses the storage of the last run and forgets everything in it: each round
     /// starts from a new range, grows it through chunk splits and compares it with an array.
     @Test func pathSequenceResetsForget() {
