@@ -140,10 +140,10 @@ struct ListRegions: Sendable {
     /// the current backoff (`ListRegionSettings`).
     var usage: ContiguousArray<(root: Int32, wait: Int32, backoff: Int32)> = []
 
-    // A replay's scratch (`replayBegin` sizes it for the zones to come, so every write is a
-    // plain store): the regions in the frame of the block being replayed, `replayCount` of
-    // them, in list order; the identities, which merge (`replayParents`, `parentCount` of
-    // them); and what `replayFinish` gives per identity.
+    // A replay's scratch, raw storage written with plain stores (`replayBegin` makes room for
+    // a few regions, `replayAdd` doubles it when full): the regions in the frame of the block
+    // being replayed, `replayCount` of them, in list order; the identities, which merge
+    // (`replayParents`, `parentCount` of them); and what `replayFinish` gives per identity.
     private var replayRegions = ScratchBuffer<ReplayRegion>()
     private var replayCount = 0
     private var replayParents = ScratchBuffer<Int32>()

@@ -497,7 +497,8 @@ struct TransformArena: Sendable {
 /// table costs O(window) to clear, never O(largest window seen).
 struct ObjectNodeTable: Sendable {
     // Storage: every column but `objects` is raw scratch (`ScratchBuffer`), made unique and
-    // sized by `reset(capacity:)`, `grow` and `fillDenseMap`, and written with plain stores.
+    // sized by `reset(capacity:)`, `grow`, `growRecords` and `fillDenseMap`, and written with
+    // plain stores.
     // As arrays stored in the struct, a new node cost six uniqueness checks (the slot, the
     // hash, the parent, the size, the dense entry, the object): about 6 per incoming
     // instruction of a churn merge at 100 clients, 1.3 % of its instructions in the check
