@@ -257,6 +257,72 @@ struct ListMajorRun: Sendable {
         sizeOffset &+= sizeShift
         return blockIndex
     }
+
+    /// `Transformer.walkTouchedRegions`' common case, in locals: from `offsets[start]` on,
+    /// each touched block's step (what the untouched blocks before it did: `steps`, less
+    /// `moved`, the step already applied) moves the run, and the run passes the block as
+    /// `passUniform` would, until a block it does not pass (its step applied, the block as it
+    /// was) or the end. A run with no alive major only takes the steps.
+    /// - Returns: the index in `offsets` of the block not passed (`offsets.count` when none).
+    @inline(__always)
+    mutating func passTouched(
+        _ blocks: UnsafeMutableBufferPointer<ListBlock>, base: Int,
+        offsets: UnsafeBufferPointer<Int32>, steps: UnsafeBufferPointer<ListTouchedStep>,
+        from start: Int, moved: inout ListTouchedStep
+    ) -> Int {
+        let (node, field, runDelta, alive) = (summary.node, summary.field, summary.netDelta,
+                                              summary.count != 0)
+        let runDelta32 = Int32(truncatingIfNeeded: runDelta)
+        var (runMin, runMaxBelow, runSize) = (summary.minIndex, summary.maxBelow,
+                                              summary.firstSize)
+        var (runIndexOffset, runSizeOffset) = (indexOffset, sizeOffset)
+        var index = start
+        while index < offsets.count {
+            let step = steps[index]
+            let stepBelow = step.below - moved.below
+            let stepSize = step.untouched - moved.untouched
+            moved = step
+            // As `shiftIndices` and `shiftSizes` of the summary.
+            runIndexOffset &+= Int32(truncatingIfNeeded: stepBelow)
+            runMin = UInt32(truncatingIfNeeded: Int64(runMin) + stepBelow)
+            runMaxBelow += stepBelow
+            runSizeOffset &+= Int32(truncatingIfNeeded: stepSize)
+            runSize = UInt32(truncatingIfNeeded: Int64(runSize) + stepSize)
+            // A run whose majors are all discarded meets nothing more.
+            if !alive {
+                index += 1
+                continue
+            }
+            // As `passUniform` over one block.
+            let block = blocks.baseAddress! + base + Int(offsets[index])
+            guard block.pointee.state == .uniform && block.pointee.summary.node == node
+                && block.pointee.summary.field == field
+                && block.pointee.summary.firstSize == runSize
+            else { break }
+            let blockMin = Int64(block.pointee.summary.minIndex)
+            let blockMaxBelow = block.pointee.summary.maxBelow
+            let above = blockMin > runMaxBelow
+            guard above || blockMaxBelow < Int64(runMin) else { break }
+            let blockDelta = block.pointee.summary.netDelta
+            let blockShift = above ? runDelta : 0
+            let runShift = above ? 0 : blockDelta
+            block.pointee.indexOffset &+= Int32(truncatingIfNeeded: blockShift)
+            block.pointee.summary.minIndex = UInt32(truncatingIfNeeded: blockMin &+ blockShift)
+            block.pointee.summary.maxBelow = blockMaxBelow &+ blockShift
+            block.pointee.sizeOffset &+= runDelta32
+            block.pointee.summary.firstSize = UInt32(truncatingIfNeeded:
+                Int64(runSize) &+ runDelta)
+            runIndexOffset &+= Int32(truncatingIfNeeded: runShift)
+            runMin = UInt32(truncatingIfNeeded: Int64(runMin) &+ runShift)
+            runMaxBelow &+= runShift
+            runSizeOffset &+= Int32(truncatingIfNeeded: blockDelta)
+            runSize = UInt32(truncatingIfNeeded: Int64(runSize) &+ blockDelta)
+            index += 1
+        }
+        (summary.minIndex, summary.maxBelow, summary.firstSize) = (runMin, runMaxBelow, runSize)
+        (indexOffset, sizeOffset) = (runIndexOffset, runSizeOffset)
+        return index
+    }
 }
 
 /// How groups are cut into `ListBlock`s (`Transformer.listBlockSettings`).
@@ -791,25 +857,18 @@ extension TransformArena {
             (listCellSpace, listChunkSpace) = (cellSpace, chunkSpace)
         }
         return withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
-            var (movedBelow, movedUntouched): (Int64, Int64) = (0, 0)
+            var moved = ListTouchedStep(below: 0, untouched: 0)
             var currentDelta = run.summary.netDelta
-            for index in 0..<offsets.count {
-                let step = steps[index]
-                let stepBelow = step.below - movedBelow
-                let stepSize = step.untouched - movedUntouched
-                (movedBelow, movedUntouched) = (step.below, step.untouched)
-                run.indexOffset &+= Int32(truncatingIfNeeded: stepBelow)
-                run.summary.shiftIndices(by: stepBelow)
-                run.sizeOffset &+= Int32(truncatingIfNeeded: stepSize)
-                run.summary.shiftSizes(by: stepSize)
-                // A run whose majors are all discarded meets nothing more.
-                if run.summary.count == 0 { continue }
+            var index = 0
+            while true {
+                // The blocks the run passes whole, one after another (about 99 % of them in a
+                // text-like merge), then the first it does not: its step is applied, and it
+                // failed `passUniform` as it was.
+                index = run.passTouched(blockBuffer, base: blocks.lowerBound, offsets: offsets,
+                                        steps: steps, from: index, moved: &moved)
+                if index == offsets.count { break }
+                defer { index += 1 }
                 let blockIndex = blocks.lowerBound + Int(offsets[index])
-                if run.passUniform(blockBuffer, from: blockIndex, to: blockIndex + 1)
-                    > blockIndex
-                {
-                    continue
-                }
                 if blockBuffer[blockIndex].state == .stale {
                     buffers.summarise(&blockBuffer[blockIndex])
                     if run.passUniform(blockBuffer, from: blockIndex, to: blockIndex + 1)

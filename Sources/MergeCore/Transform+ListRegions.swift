@@ -141,9 +141,9 @@ struct ListRegions: Sendable {
     var usage: ContiguousArray<(root: Int32, wait: Int32, backoff: Int32)> = []
 
     // A replay's scratch, raw storage written with plain stores (`replayBegin` makes room for
-    // a few regions, `replayAdd` doubles it when full): the regions in the frame of the block
-    // being replayed, `replayCount` of them, in list order; the identities, which merge
-    // (`replayParents`, `parentCount` of them); and what `replayFinish` gives per identity.
+    // every zone to come): the regions in the frame of the block being replayed,
+    // `replayCount` of them, in list order; the identities, which merge (`replayParents`,
+    // `parentCount` of them); and what `replayFinish` gives per identity.
     private var replayRegions = ScratchBuffer<ReplayRegion>()
     private var replayCount = 0
     private var replayParents = ScratchBuffer<Int32>()
@@ -262,11 +262,10 @@ struct ListRegions: Sendable {
 
     /// Starts a replay of at most `zones` zones (`replayAdd`).
     private mutating func replayBegin(zones: Int) {
-        // Each zone adds at most one region and one identity; room for a few, doubled as
-        // needed (a group's replay seldom keeps more than a few dozen regions).
-        let room = Swift.min(zones, 64) + 1
-        replayRegions.reserve(room, repeating: ReplayRegion())
-        replayParents.reserve(room, repeating: 0)
+        // Each zone adds at most one region and one identity (36 bytes per block of the group
+        // at most, kept from merge to merge).
+        replayRegions.reserve(zones + 1, repeating: ReplayRegion())
+        replayParents.reserve(zones + 1, repeating: 0)
         replayCount = 0
         parentCount = 0
     }
@@ -277,11 +276,7 @@ struct ListRegions: Sendable {
     /// - Returns: the identity of its region, or nil when the region's interval would invert.
     private mutating func replayAdd(low: Int64, high: Int64, delta: Int64,
                                     margin: Int64) -> Int32? {
-        if parentCount == replayParents.count || replayCount == replayRegions.count {
-            replayRegions.grow(to: 2 * replayRegions.count, keeping: replayCount,
-                               repeating: ReplayRegion())
-            replayParents.grow(to: 2 * replayParents.count, keeping: parentCount, repeating: 0)
-        }
+        precondition(parentCount < replayParents.count, "more zones than replayBegin allowed")
         let regions = replayRegions.buffer.baseAddress!
         let count = replayCount
         // Regions first ..< end come within `margin` of the zone (ends and starts ascend).
@@ -488,28 +483,22 @@ struct ListRegions: Sendable {
             return collectedTotals
         }
         retouched = nil  // the blocks below are another collect's
-        // Room for a few blocks, doubled as needed (`growTouched`).
-        let room = Swift.min(blockRegion.count, 64)
-        touchedOffsetSpace.reserve(room, repeating: 0)
-        touchedStepSpace.reserve(room, repeating: ListTouchedStep(below: 0, untouched: 0))
-        var offsets = touchedOffsetSpace.buffer
-        var steps = touchedStepSpace.buffer
+        // Room for every block (20 bytes each, kept from merge to merge).
+        let blockCount = blockRegion.count
+        touchedOffsetSpace.reserve(blockCount, repeating: 0)
+        touchedStepSpace.reserve(blockCount, repeating: ListTouchedStep(below: 0, untouched: 0))
+        let offsets = touchedOffsetSpace.buffer
+        let steps = touchedStepSpace.buffer
         let (lower, upper) = (Int32(touched.lowerBound), Int32(touched.upperBound))
         var below: Int64 = 0
         var untouched: Int64 = 0
         var found = 0
-        // Read through local references, so that growing the scratch inside is no overlapping
-        // access to `self`.
-        let (blockRegions, blockDeltas) = (blockRegion, blockDelta)
-        blockRegions.withUnsafeBufferPointer { regions in
-            blockDeltas.withUnsafeBufferPointer { deltas in
+        blockRegion.withUnsafeBufferPointer { regions in
+            blockDelta.withUnsafeBufferPointer { deltas in
                 for offset in 0..<regions.count {
                     let region = regions[offset]
                     let blockDelta = Int64(deltas[offset])
                     if region >= lower && region <= upper {
-                        if found == offsets.count {
-                            (offsets, steps) = growTouched(keeping: found)
-                        }
                         offsets[found] = Int32(truncatingIfNeeded: offset)
                         steps[found] = ListTouchedStep(below: below, untouched: untouched)
                         found += 1
@@ -523,17 +512,6 @@ struct ListRegions: Sendable {
         touchedCount = found
         collectedTotals = (below, untouched)
         return (below, untouched)
-    }
-
-    /// Doubles the room of `touchedOffsets` and `touchedSteps`, keeping their first `kept`.
-    private mutating func growTouched(keeping kept: Int)
-        -> (UnsafeMutableBufferPointer<Int32>, UnsafeMutableBufferPointer<ListTouchedStep>)
-    {
-        let room = Swift.max(2 * touchedOffsetSpace.count, 16)
-        touchedOffsetSpace.grow(to: room, keeping: kept, repeating: 0)
-        touchedStepSpace.grow(to: room, keeping: kept,
-                              repeating: ListTouchedStep(below: 0, untouched: 0))
-        return (touchedOffsetSpace.buffer, touchedStepSpace.buffer)
     }
 
     /// After a run walked the blocks of the regions `touched` (`touchedOffsets`, summarised in

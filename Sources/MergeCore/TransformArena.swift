@@ -908,7 +908,9 @@ struct ObjectNodeTable: Sendable {
         }
     }
 
-    /// Moves the node records to storage of twice the room.
+    /// Moves the node records to storage of twice the room (out of line: the insert it
+    /// interrupts is inlined into the scans).
+    @inline(never)
     private mutating func growRecords() {
         records.grow(to: Swift.max(2 * records.count, 16), keeping: objects.count,
                      repeating: NodeRecord(hash: 0, parent: 0, size: 0))
