@@ -215,46 +215,15 @@ struct ListMajorRun: Sendable {
     @inline(__always)
     mutating func passUniform(_ blocks: UnsafeMutableBufferPointer<ListBlock>, from: Int,
                               to: Int) -> Int {
-        let (node, field, runDelta) = (summary.node, summary.field, summary.netDelta)
-        let runDelta32 = Int32(truncatingIfNeeded: runDelta)
-        var runMin = summary.minIndex
-        var runMaxBelow = summary.maxBelow
-        var runSize = summary.firstSize
-        var indexShift: Int32 = 0
-        var sizeShift: Int32 = 0
+        var cursor = ListRunCursor(summary, indexOffset: 0, sizeOffset: 0)
         var blockIndex = from
-        while blockIndex < to {
-            let block = blocks.baseAddress! + blockIndex
-            guard block.pointee.state == .uniform && block.pointee.summary.node == node
-                && block.pointee.summary.field == field
-                && block.pointee.summary.firstSize == runSize
-            else { break }
-            let blockMin = Int64(block.pointee.summary.minIndex)
-            let blockMaxBelow = block.pointee.summary.maxBelow
-            let above = blockMin > runMaxBelow
-            guard above || blockMaxBelow < Int64(runMin) else { break }
-            let blockDelta = block.pointee.summary.netDelta
-            // Above: the block's indices move by the run's delta. Below: the run's by the
-            // block's. Prior sizes move either way.
-            let blockShift = above ? runDelta : 0
-            let runShift = above ? 0 : blockDelta
-            block.pointee.indexOffset &+= Int32(truncatingIfNeeded: blockShift)
-            block.pointee.summary.minIndex = UInt32(truncatingIfNeeded: blockMin &+ blockShift)
-            block.pointee.summary.maxBelow = blockMaxBelow &+ blockShift
-            block.pointee.sizeOffset &+= runDelta32
-            block.pointee.summary.firstSize = UInt32(truncatingIfNeeded: Int64(runSize) &+ runDelta)
-            indexShift &+= Int32(truncatingIfNeeded: runShift)
-            runMin = UInt32(truncatingIfNeeded: Int64(runMin) &+ runShift)
-            runMaxBelow &+= runShift
-            sizeShift &+= Int32(truncatingIfNeeded: blockDelta)
-            runSize = UInt32(truncatingIfNeeded: Int64(runSize) &+ blockDelta)
+        while blockIndex < to && cursor.pass(blocks.baseAddress! + blockIndex) {
             blockIndex += 1
         }
-        summary.minIndex = runMin
-        summary.maxBelow = runMaxBelow
-        summary.firstSize = runSize
-        indexOffset &+= indexShift
-        sizeOffset &+= sizeShift
+        (summary.minIndex, summary.maxBelow, summary.firstSize) = (cursor.minIndex,
+                                                                   cursor.maxBelow, cursor.size)
+        indexOffset &+= cursor.indexOffset
+        sizeOffset &+= cursor.sizeOffset
         return blockIndex
     }
 
@@ -270,12 +239,8 @@ struct ListMajorRun: Sendable {
         offsets: UnsafeBufferPointer<Int32>, steps: UnsafeBufferPointer<ListTouchedStep>,
         from start: Int, moved: inout ListTouchedStep
     ) -> Int {
-        let (node, field, runDelta, alive) = (summary.node, summary.field, summary.netDelta,
-                                              summary.count != 0)
-        let runDelta32 = Int32(truncatingIfNeeded: runDelta)
-        var (runMin, runMaxBelow, runSize) = (summary.minIndex, summary.maxBelow,
-                                              summary.firstSize)
-        var (runIndexOffset, runSizeOffset) = (indexOffset, sizeOffset)
+        let alive = summary.count != 0
+        var cursor = ListRunCursor(summary, indexOffset: indexOffset, sizeOffset: sizeOffset)
         var index = start
         while index < offsets.count {
             let step = steps[index]
@@ -283,45 +248,70 @@ struct ListMajorRun: Sendable {
             let stepSize = step.untouched - moved.untouched
             moved = step
             // As `shiftIndices` and `shiftSizes` of the summary.
-            runIndexOffset &+= Int32(truncatingIfNeeded: stepBelow)
-            runMin = UInt32(truncatingIfNeeded: Int64(runMin) + stepBelow)
-            runMaxBelow += stepBelow
-            runSizeOffset &+= Int32(truncatingIfNeeded: stepSize)
-            runSize = UInt32(truncatingIfNeeded: Int64(runSize) + stepSize)
+            cursor.indexOffset &+= Int32(truncatingIfNeeded: stepBelow)
+            cursor.minIndex = UInt32(truncatingIfNeeded: Int64(cursor.minIndex) + stepBelow)
+            cursor.maxBelow += stepBelow
+            cursor.sizeOffset &+= Int32(truncatingIfNeeded: stepSize)
+            cursor.size = UInt32(truncatingIfNeeded: Int64(cursor.size) + stepSize)
             // A run whose majors are all discarded meets nothing more.
-            if !alive {
-                index += 1
-                continue
-            }
-            // As `passUniform` over one block.
-            let block = blocks.baseAddress! + base + Int(offsets[index])
-            guard block.pointee.state == .uniform && block.pointee.summary.node == node
-                && block.pointee.summary.field == field
-                && block.pointee.summary.firstSize == runSize
-            else { break }
-            let blockMin = Int64(block.pointee.summary.minIndex)
-            let blockMaxBelow = block.pointee.summary.maxBelow
-            let above = blockMin > runMaxBelow
-            guard above || blockMaxBelow < Int64(runMin) else { break }
-            let blockDelta = block.pointee.summary.netDelta
-            let blockShift = above ? runDelta : 0
-            let runShift = above ? 0 : blockDelta
-            block.pointee.indexOffset &+= Int32(truncatingIfNeeded: blockShift)
-            block.pointee.summary.minIndex = UInt32(truncatingIfNeeded: blockMin &+ blockShift)
-            block.pointee.summary.maxBelow = blockMaxBelow &+ blockShift
-            block.pointee.sizeOffset &+= runDelta32
-            block.pointee.summary.firstSize = UInt32(truncatingIfNeeded:
-                Int64(runSize) &+ runDelta)
-            runIndexOffset &+= Int32(truncatingIfNeeded: runShift)
-            runMin = UInt32(truncatingIfNeeded: Int64(runMin) &+ runShift)
-            runMaxBelow &+= runShift
-            runSizeOffset &+= Int32(truncatingIfNeeded: blockDelta)
-            runSize = UInt32(truncatingIfNeeded: Int64(runSize) &+ blockDelta)
+            if alive && !cursor.pass(blocks.baseAddress! + base + Int(offsets[index])) { break }
             index += 1
         }
-        (summary.minIndex, summary.maxBelow, summary.firstSize) = (runMin, runMaxBelow, runSize)
-        (indexOffset, sizeOffset) = (runIndexOffset, runSizeOffset)
+        (summary.minIndex, summary.maxBelow, summary.firstSize) = (cursor.minIndex,
+                                                                   cursor.maxBelow, cursor.size)
+        (indexOffset, sizeOffset) = (cursor.indexOffset, cursor.sizeOffset)
         return index
+    }
+}
+
+/// A run's state while `ListMajorRun.passUniform` and `passTouched` pass blocks, in registers:
+/// the summary's list, net delta, min index, max below and first prior size, and the shifts
+/// its majors are owed.
+struct ListRunCursor {
+    let node: Int32
+    let field: UInt32
+    let runDelta: Int64
+    var minIndex: UInt32
+    var maxBelow: Int64
+    var size: UInt32
+    var indexOffset: Int32
+    var sizeOffset: Int32
+
+    @inline(__always)
+    init(_ summary: ListRunSummary, indexOffset: Int32, sizeOffset: Int32) {
+        (node, field, runDelta) = (summary.node, summary.field, summary.netDelta)
+        (minIndex, maxBelow, size) = (summary.minIndex, summary.maxBelow, summary.firstSize)
+        (self.indexOffset, self.sizeOffset) = (indexOffset, sizeOffset)
+    }
+
+    /// Passes `block` whole if the summaries prove the outcome (uniform on the run's list, at
+    /// the run's prior size, above or below every major): the block's side applied to it, the
+    /// run's to `self`. False, with nothing changed, when the block must be walked.
+    @inline(__always)
+    mutating func pass(_ block: UnsafeMutablePointer<ListBlock>) -> Bool {
+        guard block.pointee.state == .uniform && block.pointee.summary.node == node
+            && block.pointee.summary.field == field && block.pointee.summary.firstSize == size
+        else { return false }
+        let blockMin = Int64(block.pointee.summary.minIndex)
+        let blockMaxBelow = block.pointee.summary.maxBelow
+        let above = blockMin > maxBelow
+        guard above || blockMaxBelow < Int64(minIndex) else { return false }
+        let blockDelta = block.pointee.summary.netDelta
+        // Above: the block's indices move by the run's delta. Below: the run's by the
+        // block's. Prior sizes move either way.
+        let blockShift = above ? runDelta : 0
+        let runShift = above ? 0 : blockDelta
+        block.pointee.indexOffset &+= Int32(truncatingIfNeeded: blockShift)
+        block.pointee.summary.minIndex = UInt32(truncatingIfNeeded: blockMin &+ blockShift)
+        block.pointee.summary.maxBelow = blockMaxBelow &+ blockShift
+        block.pointee.sizeOffset &+= Int32(truncatingIfNeeded: runDelta)
+        block.pointee.summary.firstSize = UInt32(truncatingIfNeeded: Int64(size) &+ runDelta)
+        indexOffset &+= Int32(truncatingIfNeeded: runShift)
+        minIndex = UInt32(truncatingIfNeeded: Int64(minIndex) &+ runShift)
+        maxBelow &+= runShift
+        sizeOffset &+= Int32(truncatingIfNeeded: blockDelta)
+        size = UInt32(truncatingIfNeeded: Int64(size) &+ blockDelta)
+        return true
     }
 }
 
