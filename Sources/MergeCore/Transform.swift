@@ -305,6 +305,9 @@ public struct Transformer: Sendable {
     /// Off: every local list edit is dispatched on its own (`mergeWithGroup`), never swept
     /// (`TransformArena.sweepListMajors`); the differential tests' reference.
     var listSweepEnabled = true
+    /// Off: every local Update is dispatched on its own (`mergeWithGroup`), never swept
+    /// (`Transform+UpdateSweep.swift`); the differential tests' reference.
+    var updateSweepEnabled = true
     /// Groups with fewer incoming instructions take the pairwise walk (cheaper when small).
     var fieldRunsGroupCountMin = 32
     /// How list groups are cut into blocks that the list loop can pass whole
@@ -460,6 +463,10 @@ public struct Transformer: Sendable {
         // Contested lists of inserts and erases, merged whole before the walk.
         let anySequenced = listSequenceSettings.enabled && schemaPositions.isEmpty
             && !fallbackAllPairs && mergeListSequences()
+        // Local Updates of small groups go through one sweep (`sweepUpdates`) until one needs
+        // anything else.
+        let updateSweepPossible = updateSweepEnabled && schemaPositions.isEmpty
+            && !fallbackAllPairs && !anySequenced
         var major = 0
         while major < localCount {
             if !arena.isAlive(major) || (anySequenced && isSequenced(major)) {
@@ -484,6 +491,11 @@ public struct Transformer: Sendable {
                     major = run.upperBound
                 } else if listSweepPossible && isListEdit,
                     let next = try sweepListEdits(from: major)
+                {
+                    major = next
+                } else if updateSweepPossible && (kind == Kind.update
+                    || kind == Kind.createObject || kind == Kind.eraseObject)
+                    && sweepStarts(at: major), let next = try sweepUpdates(from: major)
                 {
                     major = next
                 } else {
@@ -543,8 +555,13 @@ public struct Transformer: Sendable {
             try mergeWithFieldRuns(major)
             return
         }
-        let updateFastPath = schemaEnd == 0 && majorKind == Kind.update
-        if updateFastPath || listFastPath { packGroup(root) }
+        if schemaEnd == 0 && majorKind == Kind.update {
+            // Runs of field instructions go through a tight loop (Update vs Update LWW).
+            packGroup(root)
+            try mergeUpdateMajor(major, from: groupIndex, to: groupEnd)
+            return
+        }
+        if listFastPath { packGroup(root) }
         if listFastPath {
             // ArrayInsert/ArrayErase minors on the major's list go through a tight loop, the
             // others through the generic rules.
@@ -558,14 +575,6 @@ public struct Transformer: Sendable {
             return
         }
         while groupIndex < groupEnd || schemaIndex < schemaEnd {
-            if updateFastPath {
-                // Runs of field instructions go through a tight loop (Update vs Update LWW);
-                // it stops at the first minor it does not handle.
-                groupIndex = arena.mergeUpdateRun(
-                    major: major, minors: groupPositions, from: groupIndex, to: groupEnd,
-                    ranks: changesetRank)
-                if !arena.isAlive(major) || groupIndex >= groupEnd { return }
-            }
             let minor: Int
             if schemaIndex < schemaEnd
                 && (groupIndex >= groupEnd

@@ -63,6 +63,10 @@ struct TransformArena: Sendable {
     var listBlocksPassed = 0
     /// How many list majors `sweepListMajors` walked (a statistic for tests; never reset).
     var listMajorsSwept = 0
+    /// Local Updates merged by `sweepUpdateMajors` (a statistic for tests; never reset).
+    var updateMajorsSwept = 0
+    /// Swept Updates whose loop stopped at a minor the generic rules took (for tests).
+    var updateSweepHandoffs = 0
     /// How the majors of touched runs met uniform blocks (`ListCells`; for tests; never reset).
     var listCellStats = ListCellStats()
     /// Space for `ListCells` (`walkTouchedBlocks`), kept from merge to merge.
@@ -383,43 +387,67 @@ struct TransformArena: Sendable {
         precondition(major < localCount, "major slot must be local")
         precondition(from <= to && to <= minors.count && to <= groupMinors.count,
                      "minor range out of bounds")
-        let majorNode = node[major]
-        let majorField = field[major]
-        let majorDefault = flags[major] & Self.isDefault != 0
-        let majorRank = ranks[Int(changeset[major])]
+        let majorUpdate = UpdateMajor(node: node[major], field: field[major],
+                                      isDefault: flags[major] & Self.isDefault != 0,
+                                      rank: ranks[Int(changeset[major])])
         var majorAlive = true
         var cursor = from
         groupMinors.withUnsafeMutableBufferPointer { packed in
             flags.withUnsafeMutableBufferPointer { flags in
-                while cursor < to {
-                    let record = packed[cursor]
-                    // Dead minors, other objects, CreateObject and other fields are no-op
-                    // rules.
-                    if record.flags & Self.alive == 0 || record.node != majorNode
-                        || record.kind == Kind.createObject
-                        || (record.field != majorField && record.kind != Kind.eraseObject)
-                    {
-                        cursor += 1
-                        continue
-                    }
-                    guard record.kind == Kind.update else { break }
-                    let minorDefault = record.flags & Self.isDefault != 0
-                    let majorLoses = majorDefault == minorDefault
-                        ? record.rank > majorRank
-                        : majorDefault
-                    if majorLoses {
-                        cursor += 1
-                        majorAlive = false
-                        break
-                    }
-                    flags[Int(minors[cursor])] &= ~Self.alive
-                    packed[cursor].flags &= ~Self.alive
-                    cursor += 1
+                minors.withUnsafeBufferPointer { minors in
+                    (cursor, majorAlive) = Self.updateRun(
+                        majorUpdate, packed: packed, flags: flags, minors: minors, from: from,
+                        to: to)
                 }
             }
         }
         if !majorAlive { flags[major] &= ~Self.alive }
         return cursor
+    }
+
+    /// What `updateRun` needs of its major Update.
+    struct UpdateMajor {
+        let node: Int32
+        let field: UInt32
+        let isDefault: Bool
+        let rank: UInt32
+    }
+
+    /// `mergeUpdateRun`'s loop over raw views (shared with `sweepUpdateMajors`): the packed
+    /// records `packed[from ..< to]` against `major`, discarding the minors it beats (their
+    /// slots' flags through `minors`, and their records).
+    /// - Returns: the position to continue from, and whether the major is still alive (the
+    ///   caller discards it otherwise).
+    @inline(__always)
+    static func updateRun(
+        _ major: UpdateMajor, packed: UnsafeMutableBufferPointer<GroupMinor>,
+        flags: UnsafeMutableBufferPointer<UInt8>, minors: UnsafeBufferPointer<Int32>,
+        from: Int, to: Int
+    ) -> (cursor: Int, majorAlive: Bool) {
+        var cursor = from
+        while cursor < to {
+            let record = packed[cursor]
+            // Dead minors, other objects, CreateObject and other fields are no-op rules.
+            if record.flags & Self.alive == 0 || record.node != major.node
+                || record.kind == Kind.createObject
+                || (record.field != major.field && record.kind != Kind.eraseObject)
+            {
+                cursor += 1
+                continue
+            }
+            // An erase of the object discards the major, whatever the discriminants.
+            if record.kind == Kind.eraseObject { return (cursor + 1, false) }
+            guard record.kind == Kind.update else { break }
+            let minorDefault = record.flags & Self.isDefault != 0
+            let majorLoses = major.isDefault == minorDefault
+                ? record.rank > major.rank
+                : major.isDefault
+            if majorLoses { return (cursor + 1, false) }
+            flags[Int(minors[cursor])] &= ~Self.alive
+            packed[cursor].flags &= ~Self.alive
+            cursor += 1
+        }
+        return (cursor, true)
     }
 
     /// `instruction` with the list indices and prior size of `slot`.

@@ -137,11 +137,13 @@ func compareMerges(reference: inout Transformer, actual: inout Transformer, base
     return nil
 }
 
-/// Runs `run` over `FastPathLimits.seedsCount` seeds from `firstSeed` and records each
-/// failure with its seed (stopping after three).
-func recordSeedFailures(firstSeed: UInt64, keySpace: Int64, _ run: (UInt64) -> String?) {
+/// Runs `run` over `count` seeds from `firstSeed` and records each failure with its seed
+/// (stopping after three).
+func recordSeedFailures(firstSeed: UInt64, keySpace: Int64,
+                        count: UInt64 = FastPathLimits.seedsCount,
+                        _ run: (UInt64) -> String?) {
     var failures = 0
-    for seed in firstSeed..<(firstSeed + FastPathLimits.seedsCount) {
+    for seed in firstSeed..<(firstSeed + count) {
         if let failure = run(seed) {
             failures += 1
             Issue.record("seed \(seed) keySpace \(keySpace): \(failure)")
@@ -275,6 +277,78 @@ struct ServerHistoryTests {
         recordSeedFailures(firstSeed: 20_001, keySpace: keySpace) {
             runServerHistorySeed($0, mix: mix)
         }
+    }
+}
+
+/// The reference (`pairwiseAndFastTransformers().pairwise`) and a transformer that sweeps
+/// local Updates, CreateObjects and EraseObjects (`Transform+UpdateSweep.swift`): field runs
+/// only for groups of at least `fieldRunsGroupCountMin` (2 to 40 here), so that small groups
+/// sweep and large ones stop the sweep.
+func pairwiseAndSweepingTransformers(_ random: RandomStream)
+    -> (pairwise: Transformer, sweeping: Transformer)
+{
+    var sweeping = Transformer()
+    sweeping.fieldRunsGroupCountMin = 2 + Int(random.uniformInt(below: 39))
+    sweeping.touchedFieldsLocalRatioMin = Int(random.uniformInt(below: 3))
+    return (pairwiseAndFastTransformers().pairwise, sweeping)
+}
+
+@Suite("The sweep over local Updates, creates and erases equals the pairwise walk")
+struct UpdateSweepTests {
+    /// Both merge forms and a server's history of four uploads, over `mix`; returns how many
+    /// majors were swept and how many swept Updates were handed to the generic rules.
+    func run(mix: EditMix, firstSeed: UInt64) -> (swept: Int, handoffs: Int) {
+        var swept = 0
+        var handoffs = 0
+        recordSeedFailures(firstSeed: firstSeed, keySpace: mix.keySpace, count: 100) { seed in
+            let random = RandomStream(seed: seed, id: StreamID(domain: 0x5557_5350))
+            do {
+                let base = try schemaAndObjects(mix)
+                let local = try randomSide(base: base, random: random, mix: mix, fileIdent: 0,
+                                           tag: 1)
+                let incoming = try randomSide(base: base, random: random, mix: mix,
+                                              fileIdent: 2 + random.uniformInt(below: 2),
+                                              tag: 2)
+                var (pairwise, sweeping) = pairwiseAndSweepingTransformers(random)
+                if let failure = compareMerges(reference: &pairwise, actual: &sweeping,
+                                               base: base, local: local, incoming: incoming,
+                                               checkConvergence: true)
+                {
+                    return "two sides: \(failure)"
+                }
+                var (pairwiseServer, sweepingServer) = pairwiseAndSweepingTransformers(random)
+                let failure = try compareServerHistories(
+                    reference: &pairwiseServer, actual: &sweepingServer
+                ) { client in
+                    try randomSide(base: base, random: random, mix: mix,
+                                   fileIdent: UInt64(2 + client), tag: Int64(client + 1))
+                }
+                swept += sweeping.arena.updateMajorsSwept + sweepingServer.arena.updateMajorsSwept
+                handoffs += sweeping.arena.updateSweepHandoffs
+                    + sweepingServer.arena.updateSweepHandoffs
+                #expect(pairwise.arena.updateMajorsSwept == 0
+                        && pairwiseServer.arena.updateMajorsSwept == 0)
+                return failure.map { "server history: \($0)" }
+            } catch {
+                return "generator error: \(error)"
+            }
+        }
+        return (swept, handoffs)
+    }
+
+    @Test("objects and counters, few and many objects", arguments: [3, 40] as [Int64])
+    func objectsAndCounters(keySpace: Int64) {
+        let stats = run(mix: EditMix(lists: false, sets: false, keySpace: keySpace),
+                        firstSeed: 30_001)
+        // Not vacuous: many majors swept, and some swept Updates met an AddInteger on their
+        // field and went on by the generic rules.
+        #expect(stats.swept > 2000 && stats.handoffs > 50, "\(stats)")
+    }
+
+    @Test("every kind of edit (lists and sets stop the sweep)", arguments: [16] as [Int64])
+    func everyKind(keySpace: Int64) {
+        let stats = run(mix: EditMix(keySpace: keySpace), firstSeed: 31_001)
+        #expect(stats.swept > 1000, "\(stats)")
     }
 }
 
@@ -519,6 +593,7 @@ func pairwiseAndFastTransformers() -> (pairwise: Transformer, fast: Transformer)
     pairwise.fieldRunsEnabled = false
     pairwise.touchedFieldsFilterEnabled = false
     pairwise.listSweepEnabled = false
+    pairwise.updateSweepEnabled = false
     var fast = Transformer()
     fast.fieldRunsGroupCountMin = 1
     fast.touchedFieldsLocalRatioMin = 0

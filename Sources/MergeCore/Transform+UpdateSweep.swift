@@ -1,0 +1,256 @@
+//! The walk's sweep over local Updates: consecutive local Update majors of small conflict
+//! groups merged in one loop (`TransformArena.sweepUpdateMajors`), not dispatched one by one.
+//!
+//! A server merging an upload of map edits against its history keeps a few history
+//! instructions per incoming one (those on the fields the upload touches), almost all of them
+//! Updates whose group holds one or two incoming instructions. Each went through the walk's
+//! dispatch and `mergeWithGroup`: the group's bounds, its list-block state, the field-run
+//! threshold, its packing, then `mergeUpdateRun`, which took mutable views of two arena
+//! columns (a uniqueness check each) for a loop that ran about twice. At 100 clients and
+//! 10^6 map updates that was about 290 instructions per kept Update, a third of the merge.
+//!
+//! The sweep takes the views once for a stretch of majors and applies, per major, exactly the
+//! checks and the loop `mergeWithGroup` would (`TransformArena.updateRun`, shared with
+//! `mergeUpdateRun`). It stops at the first major it does not take whole, and the walk goes
+//! on as before from there:
+//! - another kind, or an Update whose group is large (field runs), cut into list blocks, or
+//!   not yet packed: the usual dispatch, from that major;
+//! - an Update whose loop stopped at a minor it does not decide (an EraseObject or AddInteger
+//!   on its field, …): the rest of its group through the generic rules
+//!   (`mergeUpdateMajor`), as `mergeWithGroup` does.
+//! Merges with an incoming schema instruction, an EraseColumn or a sequence-merged list
+//! group do not sweep. `FastPathTests` compares sweeping merges with the pairwise walk.
+
+internal import CPrefetch
+
+extension Transformer {
+    /// Sweeps local Update majors from `major` on (`TransformArena.sweepUpdateMajors`), and
+    /// finishes the one whose loop stopped at a minor it does not decide.
+    /// - Returns: the slot the walk continues from, or nil when the sweep took no slot.
+    /// - Precondition: `sweepStarts(at: major)`.
+    mutating func sweepUpdates(from major: Int) throws(MergeError) -> Int? {
+        let sweep = arena.sweepUpdateMajors(
+            from: major, roots: nodeRoot, groupStart: groupStart, blockLower: groupBlockLower,
+            packed: groupPacked, ranks: changesetRank, minors: groupPositions,
+            groupCountMax: fieldRunsEnabled ? fieldRunsGroupCountMin : Int.max)
+        if sweep.cursor < 0 { return sweep.major > major ? sweep.major : nil }
+        arena.updateSweepHandoffs &+= 1
+        let root = Int(nodeRoot[Int(arena.node[sweep.major])])
+        try mergeUpdateMajor(sweep.major, from: sweep.cursor, to: Int(groupStart[root + 1]))
+        return sweep.major + 1
+    }
+
+    /// Whether the group of local object instruction `major` lets a sweep start there: packed,
+    /// without list blocks, and too small for field runs. Checked in the walk, inline, before
+    /// each sweep: a hot object's group (a client integrating a large download: every group)
+    /// would stop the sweep at once, and then the call alone cost more than the check.
+    @inline(__always)
+    func sweepStarts(at major: Int) -> Bool {
+        let root = Int(nodeRoot[Int(arena.node[major])])
+        return groupPacked[root] && groupBlockLower[root] < 0
+            && (!fieldRunsEnabled
+                || Int(groupStart[root + 1] - groupStart[root]) < fieldRunsGroupCountMin)
+    }
+
+    /// `mergeWithGroup` for a local Update major of a packed group without incoming schema
+    /// instructions, from group position `start` to `groupEnd`: runs of field instructions
+    /// through the tight loop (`TransformArena.mergeUpdateRun`), the minor it stops at through
+    /// the generic rules.
+    mutating func mergeUpdateMajor(_ major: Int, from start: Int, to groupEnd: Int)
+        throws(MergeError)
+    {
+        var groupIndex = start
+        while groupIndex < groupEnd {
+            groupIndex = arena.mergeUpdateRun(
+                major: major, minors: groupPositions, from: groupIndex, to: groupEnd,
+                ranks: changesetRank)
+            if !arena.isAlive(major) || groupIndex >= groupEnd { return }
+            let minor = Int(groupPositions[groupIndex])
+            groupIndex += 1
+            if arena.isAlive(minor) {
+                try mergePair(major, minor)
+                if !arena.isAlive(major) { return }
+            }
+        }
+    }
+}
+
+extension TransformArena {
+    /// Merges the alive local Update majors from `first` on with their groups, as
+    /// `Transformer.mergeWithGroup` would, while each is an Update whose group is packed, has
+    /// no list blocks (`blockLower` below 0) and fewer than `groupCountMax` incoming
+    /// instructions; dead slots are skipped. The merge must have no incoming schema
+    /// instruction.
+    /// - Returns: `major`, the slot the sweep stopped at (`localCount` if none); `cursor` is
+    ///   -1 if the sweep did not start that slot (the caller takes the usual path), else the
+    ///   group position its loop stopped at, which needs the generic rules.
+    /// - Complexity: O(the minors walked + slots swept).
+    mutating func sweepUpdateMajors(
+        from first: Int, roots: ContiguousArray<Int32>, groupStart: ContiguousArray<Int32>,
+        blockLower: ContiguousArray<Int32>, packed groupPacked: ContiguousArray<Bool>,
+        ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>, groupCountMax: Int
+    ) -> (major: Int, cursor: Int) {
+        let end = localCount
+        var swept = 0
+        defer { updateMajorsSwept &+= swept }
+        return SweepViews.with(
+            kinds: kind, nodes: node, fields: field, owners: changeset, roots: roots,
+            groupStart: groupStart, blockLower: blockLower, packed: groupPacked, ranks: ranks,
+            minors: minors
+        ) { views in
+            let (kinds, nodes, fields, owners) = (views.kinds, views.nodes, views.fields,
+                                                  views.owners)
+            let (roots, groupStart, blockLower) = (views.roots, views.groupStart,
+                                                   views.blockLower)
+            let (groupPacked, ranks, minors) = (views.packed, views.ranks, views.minors)
+            return groupMinors.withUnsafeMutableBufferPointer { records in
+                flags.withUnsafeMutableBufferPointer { flags in
+                    var major = first
+                    while major < end {
+                        let majorFlags = flags[major]
+                        if majorFlags & Self.alive == 0 {
+                            major += 1
+                            continue
+                        }
+                        let majorNode = nodes[major]
+                        let majorKind = kinds[major]
+                        guard majorNode >= 0 && (majorKind == Kind.update
+                            || majorKind == Kind.createObject || majorKind == Kind.eraseObject)
+                        else { return (major, -1) }
+                        // As the walk does for the majors it dispatches (`prefetchGroup`).
+                        let ahead = major + Transformer.prefetchDistance
+                        if ahead < end && nodes[ahead] >= 0 {
+                            let start = Int(groupStart[Int(roots[Int(nodes[ahead])])])
+                            if start < records.count {
+                                syncsim_prefetch(records.baseAddress! + start)
+                            }
+                        }
+                        let root = Int(roots[Int(majorNode)])
+                        let groupFrom = Int(groupStart[root])
+                        let groupEnd = Int(groupStart[root + 1])
+                        guard groupPacked[root] && blockLower[root] < 0
+                            && groupEnd - groupFrom < groupCountMax
+                        else { return (major, -1) }
+                        let rank = ranks[Int(owners[major])]
+                        let alive: Bool
+                        if majorKind == Kind.update {
+                            let update = UpdateMajor(
+                                node: majorNode, field: fields[major],
+                                isDefault: majorFlags & Self.isDefault != 0, rank: rank)
+                            let stop: Int
+                            (stop, alive) = Self.updateRun(
+                                update, packed: records, flags: flags, minors: minors,
+                                from: groupFrom, to: groupEnd)
+                            if alive && stop < groupEnd {
+                                swept += 1
+                                return (major, stop)
+                            }
+                        } else if majorKind == Kind.createObject {
+                            alive = Self.createSurvives(majorNode, records: records,
+                                                        from: groupFrom, to: groupEnd)
+                        } else {
+                            alive = Self.eraseRun(majorNode, rank: rank, packed: records,
+                                                  flags: flags, minors: minors, from: groupFrom,
+                                                  to: groupEnd)
+                        }
+                        swept += 1
+                        if !alive { flags[major] = majorFlags & ~Self.alive }
+                        major += 1
+                    }
+                    return (end, -1)
+                }
+            }
+        }
+    }
+
+    /// Raw views of the columns and group arrays `sweepUpdateMajors` reads (reads through
+    /// them are unchecked in release builds).
+    struct SweepViews {
+        let kinds: UnsafeBufferPointer<UInt8>
+        let nodes: UnsafeBufferPointer<Int32>
+        let fields: UnsafeBufferPointer<UInt32>
+        let owners: UnsafeBufferPointer<UInt32>
+        let roots: UnsafeBufferPointer<Int32>
+        let groupStart: UnsafeBufferPointer<Int32>
+        let blockLower: UnsafeBufferPointer<Int32>
+        let packed: UnsafeBufferPointer<Bool>
+        let ranks: UnsafeBufferPointer<UInt32>
+        let minors: UnsafeBufferPointer<Int32>
+
+        /// Runs `body` with views of the arrays.
+        static func with<Result>(
+            kinds: ContiguousArray<UInt8>, nodes: ContiguousArray<Int32>,
+            fields: ContiguousArray<UInt32>, owners: ContiguousArray<UInt32>,
+            roots: ContiguousArray<Int32>, groupStart: ContiguousArray<Int32>,
+            blockLower: ContiguousArray<Int32>, packed: ContiguousArray<Bool>,
+            ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>,
+            _ body: (SweepViews) -> Result
+        ) -> Result {
+            kinds.withUnsafeBufferPointer { kinds in
+                nodes.withUnsafeBufferPointer { nodes in
+                    fields.withUnsafeBufferPointer { fields in
+                        owners.withUnsafeBufferPointer { owners in
+                            roots.withUnsafeBufferPointer { roots in
+                                groupStart.withUnsafeBufferPointer { groupStart in
+                                    blockLower.withUnsafeBufferPointer { blockLower in
+                                        packed.withUnsafeBufferPointer { packed in
+                                            ranks.withUnsafeBufferPointer { ranks in
+                                                minors.withUnsafeBufferPointer { minors in
+                                                    body(SweepViews(
+                                                        kinds: kinds, nodes: nodes,
+                                                        fields: fields, owners: owners,
+                                                        roots: roots, groupStart: groupStart,
+                                                        blockLower: blockLower, packed: packed,
+                                                        ranks: ranks, minors: minors))
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rules of a local CreateObject on `node` against the packed records
+    /// `records[from ..< to]` (`Transform+Rules.swift`): an alive EraseObject of the object
+    /// discards it; every other rule is a no-op.
+    /// - Returns: whether the CreateObject is still alive.
+    @inline(__always)
+    static func createSurvives(_ node: Int32, records: UnsafeMutableBufferPointer<GroupMinor>,
+                               from: Int, to: Int) -> Bool {
+        for cursor in from..<to {
+            let record = records[cursor]
+            if record.flags & Self.alive != 0 && record.node == node
+                && record.kind == Kind.eraseObject
+            {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// The rules of a local EraseObject on `node`, of rank `rank`, against the packed records
+    /// `packed[from ..< to]` (`Transform+Rules.swift`): it discards every alive minor on the
+    /// object (their slots' flags through `minors`, and their records), except an EraseObject
+    /// of higher rank, which discards it instead.
+    /// - Returns: whether the EraseObject is still alive.
+    @inline(__always)
+    static func eraseRun(
+        _ node: Int32, rank: UInt32, packed: UnsafeMutableBufferPointer<GroupMinor>,
+        flags: UnsafeMutableBufferPointer<UInt8>, minors: UnsafeBufferPointer<Int32>,
+        from: Int, to: Int
+    ) -> Bool {
+        for cursor in from..<to {
+            let record = packed[cursor]
+            if record.flags & Self.alive == 0 || record.node != node { continue }
+            if record.kind == Kind.eraseObject && record.rank > rank { return false }
+            flags[Int(minors[cursor])] &= ~Self.alive
+            packed[cursor].flags &= ~Self.alive
+        }
+        return true
+    }
+}
