@@ -324,17 +324,16 @@ extension ObjectNodeTable {
             let field = entry.field
             var node: Int32
             var keep: Int
+            // `field + 1` wraps to 0 for an object-level instruction (`UInt32.max`).
             if entry.table == table && offset < window
-                && (field < TouchedFields.maskedFields || field == UInt32.max)
+                && field &+ 1 <= TouchedFields.maskedFields
             {
                 node = dense[Int(offset)]
                 if filter {
-                    // Known node, and it is erased or the field (the known bit
-                    // itself for an object-level instruction) is touched.
-                    let mask = masks[Int(offset)]
-                    let shift = field == UInt32.max ? 61 : UInt64(field)
-                    keep = Int(truncatingIfNeeded:
-                        mask >> 61 & (mask >> 63 | mask >> shift) & 1)
+                    // The key's mask has the field's bit (bit 61 for an object-level
+                    // instruction) set when the entry is kept (`fillKeyMasks`).
+                    let shift = UInt64(Swift.min(field, 61))
+                    keep = Int(truncatingIfNeeded: masks[Int(offset)] >> shift & 1)
                 } else {
                     keep = node >= 0 ? 1 : 0
                 }
@@ -356,9 +355,12 @@ extension ObjectNodeTable {
         return kept
     }
 
-    /// Writes, per offset of the dense map, the filter's mask of that key's node with
-    /// `TouchedFields.knownBit` (0 when the filter knows no node for the key): the `keyMasks`
-    /// of `selectRelevant`.
+    /// Writes, per offset of the dense map, which of that key's instructions the filter keeps
+    /// (the `keyMasks` of `selectRelevant`): every bit when the incoming side erases the
+    /// object, else the filter's field bits with `TouchedFields.knownBit` (bit 61: an
+    /// object-level instruction is kept), and 0 when the filter knows no node for the key.
+    /// An entry on field f < 61 is then kept exactly when bit f is set, an object-level one
+    /// when bit 61 is, as `TouchedFields.interacts` decides.
     /// - Precondition: `out` is as long as the dense map and all zeros.
     func fillKeyMasks(_ touched: TouchedFields, into out: UnsafeMutableBufferPointer<UInt64>) {
         precondition(out.count == dense.count, "one key mask per dense key")
@@ -368,7 +370,9 @@ extension ObjectNodeTable {
         for offset in dense.indices {
             let node = Int(dense[offset])
             if node >= 0 && node < known {
-                out[offset] = masks[node] | TouchedFields.knownBit
+                let mask = masks[node]
+                out[offset] = mask & TouchedFields.erasesBit != 0
+                    ? UInt64.max : mask | TouchedFields.knownBit
             }
         }
     }
