@@ -824,15 +824,30 @@ public struct Transformer: Sendable {
         groupStart.append(contentsOf: repeatElement(0, count: nodeCount + 1))
         schemaPositions.removeAll(keepingCapacity: true)
         let localCount = arena.localCount
-        for position in localCount..<arena.count {
-            let node = arena.node[position]
-            if node < 0 {
+        // Counted through raw views: element by element through `self`, each increment
+        // checked the array's uniqueness (a call per incoming instruction).
+        let (slotNodes, nodeRoots) = (arena.node, nodeRoot)
+        var anySchema = false
+        groupStart.withUnsafeMutableBufferPointer { starts in
+            slotNodes.withUnsafeBufferPointer { nodes in
+                nodeRoots.withUnsafeBufferPointer { roots in
+                    for position in localCount..<nodes.count {
+                        let node = nodes[position]
+                        if node < 0 {
+                            anySchema = true
+                        } else {
+                            starts[Int(roots[Int(node)]) + 1] += 1
+                        }
+                    }
+                }
+            }
+            for root in 0..<nodeCount { starts[root + 1] += starts[root] }
+        }
+        if anySchema {
+            for position in localCount..<arena.count where arena.node[position] < 0 {
                 schemaPositions.append(Int32(position))
-            } else {
-                groupStart[Int(nodeRoot[Int(node)]) + 1] += 1
             }
         }
-        for root in 0..<nodeCount { groupStart[root + 1] += groupStart[root] }
         let objectCount = Int(groupStart[nodeCount])
         groupPositions.removeAll(keepingCapacity: true)
         groupPositions.append(contentsOf: repeatElement(0, count: objectCount))
