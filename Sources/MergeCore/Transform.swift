@@ -118,6 +118,12 @@
 //! Update dies at the first local Update that beats it and a local Update stops at the first
 //! incoming one that beats it. Lists, sets, Clear and EraseObject majors keep the grid walk.
 //!
+//! Small groups do not pay a dispatch per local instruction either: consecutive local
+//! Updates, CreateObjects and EraseObjects whose groups are packed and below the field-run
+//! threshold are merged in one sweep over raw views, with the same checks and rules as the
+//! walk (`Transform+UpdateSweep.swift`): the common case of a server merging map edits
+//! against its history.
+//!
 //! ## Rules (same object and field unless noted)
 //!
 //! - AddTable vs AddTable, AddColumn vs AddColumn: identical → both discarded; different →
