@@ -1,5 +1,6 @@
-//! The walk's sweep over local Updates: consecutive local Update majors of small conflict
-//! groups merged in one loop (`TransformArena.sweepUpdateMajors`), not dispatched one by one.
+//! The walk's sweep over local Updates, CreateObjects and EraseObjects: consecutive such
+//! majors of small conflict groups merged in one loop (`TransformArena.sweepUpdateMajors`),
+//! not dispatched one by one.
 //!
 //! A server merging an upload of map edits against its history keeps a few history
 //! instructions per incoming one (those on the fields the upload touches), almost all of them
@@ -7,25 +8,31 @@
 //! dispatch and `mergeWithGroup`: the group's bounds, its list-block state, the field-run
 //! threshold, its packing, then `mergeUpdateRun`, which took mutable views of two arena
 //! columns (a uniqueness check each) for a loop that ran about twice. At 100 clients and
-//! 10^6 map updates that was about 290 instructions per kept Update, a third of the merge.
+//! 10^6 map updates that was about 290 instructions per kept Update, over a quarter of the
+//! merge's instructions.
 //!
 //! The sweep takes the views once for a stretch of majors and applies, per major, exactly the
-//! checks and the loop `mergeWithGroup` would (`TransformArena.updateRun`, shared with
-//! `mergeUpdateRun`). It stops at the first major it does not take whole, and the walk goes
+//! checks and rules `mergeWithGroup` would: for an Update the loop of `mergeUpdateRun`
+//! (`TransformArena.updateRun`, shared), for a CreateObject and an EraseObject the rules of
+//! `Transform+Rules.swift` against their group's packed records (`createSurvives`,
+//! `eraseRun`). Churn's history interleaves the three kinds: sweeping Updates alone took
+//! 1.6 majors per sweep there (churn K = 100), all three take each merge's kept history in
+//! one sweep. The sweep stops at the first major it does not take whole, and the walk goes
 //! on as before from there:
-//! - another kind, or an Update whose group is large (field runs), cut into list blocks, or
+//! - another kind, or a major whose group is large (field runs), cut into list blocks, or
 //!   not yet packed: the usual dispatch, from that major;
-//! - an Update whose loop stopped at a minor it does not decide (an EraseObject or AddInteger
-//!   on its field, …): the rest of its group through the generic rules
-//!   (`mergeUpdateMajor`), as `mergeWithGroup` does.
+//! - an Update whose loop stopped at a minor it does not decide (an AddInteger on its field,
+//!   a Clear, …): the rest of its group through the generic rules (`mergeUpdateMajor`), as
+//!   `mergeWithGroup` does.
 //! Merges with an incoming schema instruction, an EraseColumn or a sequence-merged list
 //! group do not sweep. `FastPathTests` compares sweeping merges with the pairwise walk.
 
 internal import CPrefetch
 
 extension Transformer {
-    /// Sweeps local Update majors from `major` on (`TransformArena.sweepUpdateMajors`), and
-    /// finishes the one whose loop stopped at a minor it does not decide.
+    /// Sweeps local Update, CreateObject and EraseObject majors from `major` on
+    /// (`TransformArena.sweepUpdateMajors`), and finishes the Update whose loop stopped at a
+    /// minor it does not decide.
     /// - Returns: the slot the walk continues from, or nil when the sweep took no slot.
     /// - Precondition: `sweepStarts(at: major)`.
     mutating func sweepUpdates(from major: Int) throws(MergeError) -> Int? {
@@ -76,11 +83,11 @@ extension Transformer {
 }
 
 extension TransformArena {
-    /// Merges the alive local Update majors from `first` on with their groups, as
-    /// `Transformer.mergeWithGroup` would, while each is an Update whose group is packed, has
-    /// no list blocks (`blockLower` below 0) and fewer than `groupCountMax` incoming
-    /// instructions; dead slots are skipped. The merge must have no incoming schema
-    /// instruction.
+    /// Merges the alive local majors from `first` on with their groups, as
+    /// `Transformer.mergeWithGroup` would, while each is an Update, CreateObject or
+    /// EraseObject whose group is packed, has no list blocks (`blockLower` below 0) and fewer
+    /// than `groupCountMax` incoming instructions; dead slots are skipped. The merge must have
+    /// no incoming schema instruction.
     /// - Returns: `major`, the slot the sweep stopped at (`localCount` if none); `cursor` is
     ///   -1 if the sweep did not start that slot (the caller takes the usual path), else the
     ///   group position its loop stopped at, which needs the generic rules.

@@ -311,8 +311,9 @@ public struct Transformer: Sendable {
     /// Off: every local list edit is dispatched on its own (`mergeWithGroup`), never swept
     /// (`TransformArena.sweepListMajors`); the differential tests' reference.
     var listSweepEnabled = true
-    /// Off: every local Update is dispatched on its own (`mergeWithGroup`), never swept
-    /// (`Transform+UpdateSweep.swift`); the differential tests' reference.
+    /// Off: every local Update, CreateObject and EraseObject is dispatched on its own
+    /// (`mergeWithGroup`), never swept (`Transform+UpdateSweep.swift`); the differential
+    /// tests' reference.
     var updateSweepEnabled = true
     /// Groups with fewer incoming instructions take the pairwise walk (cheaper when small).
     var fieldRunsGroupCountMin = 32
@@ -469,8 +470,8 @@ public struct Transformer: Sendable {
         // Contested lists of inserts and erases, merged whole before the walk.
         let anySequenced = listSequenceSettings.enabled && schemaPositions.isEmpty
             && !fallbackAllPairs && mergeListSequences()
-        // Local Updates of small groups go through one sweep (`sweepUpdates`) until one needs
-        // anything else.
+        // Local Updates, creates and erases of small groups go through one sweep
+        // (`sweepUpdates`) until one needs anything else.
         let updateSweepPossible = updateSweepEnabled && schemaPositions.isEmpty
             && !fallbackAllPairs && !anySequenced
         var major = 0
@@ -567,10 +568,10 @@ public struct Transformer: Sendable {
             try mergeUpdateMajor(major, from: groupIndex, to: groupEnd)
             return
         }
-        if listFastPath { packGroup(root) }
         if listFastPath {
             // ArrayInsert/ArrayErase minors on the major's list go through a tight loop, the
             // others through the generic rules.
+            packGroup(root)
             let blocks = listBlocks(root)
             if !blocks.isEmpty && listBlockSettings.regions.enabled,
                 try passListRegions(major..<(major + 1), root: root)

@@ -63,7 +63,7 @@ struct TransformArena: Sendable {
     var listBlocksPassed = 0
     /// How many list majors `sweepListMajors` walked (a statistic for tests; never reset).
     var listMajorsSwept = 0
-    /// Local Updates merged by `sweepUpdateMajors` (a statistic for tests; never reset).
+    /// Local majors merged by `sweepUpdateMajors` (a statistic for tests; never reset).
     var updateMajorsSwept = 0
     /// Swept Updates whose loop stopped at a minor the generic rules took (for tests).
     var updateSweepHandoffs = 0
