@@ -1189,17 +1189,21 @@ extension ScanEntry {
     /// The entry of `instructions[position]`, matched in place.
     @inline(__always)
     init(_ instructions: ContiguousArray<Instruction>, at position: Int) {
+        self = instructions.withUnsafeBufferPointer { Self.entry(of: $0[position]) }
+    }
+
+    @inline(__always)
+    static func entry(of instruction: borrowing Instruction) -> ScanEntry {
         let object: ObjectRef
         var field = UInt32.max
         let kind: UInt8
         var flags = TransformArena.alive
         var list: (index: UInt32, priorSize: UInt32)?
-        switch instructions[position] {
+        switch instruction {
         case .addTable, .addColumn, .eraseColumn,
             .update(_, _, .link, _), .arrayUpdate(_, _, _, .link, _),
             .arrayInsert(_, _, _, .link, _), .setInsert(_, _, .link):
-            self = .general
-            return
+            return .general
         case .createObject(let ref):
             object = ref
             kind = Kind.createObject
@@ -1230,13 +1234,11 @@ extension ScanEntry {
             (object, field, kind) = (ref, f, Kind.arrayErase)
             list = (index, priorSize)
         }
-        guard case .int(let key) = object.key else {
-            self = .general
-            return
-        }
-        self.init(key: UInt64(bitPattern: key), table: object.table, field: field, kind: kind,
-                  flags: flags)
-        if let list { cacheListIndices(index: list.index, priorSize: list.priorSize) }
+        guard case .int(let key) = object.key else { return .general }
+        var entry = ScanEntry(key: UInt64(bitPattern: key), table: object.table, field: field,
+                              kind: kind, flags: flags)
+        if let list { entry.cacheListIndices(index: list.index, priorSize: list.priorSize) }
+        return entry
     }
 
     /// Writes the entries of `instructions` to the front of `entries`, which must have room.
