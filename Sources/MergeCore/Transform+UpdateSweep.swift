@@ -34,12 +34,12 @@ extension Transformer {
     /// (`TransformArena.sweepUpdateMajors`), and finishes the Update whose loop stopped at a
     /// minor it does not decide.
     /// - Returns: the slot the walk continues from, or nil when the sweep took no slot.
-    /// - Precondition: `sweepStarts(at: major)`.
+    /// - Precondition: `sweepStarts(at: major, kind:)`.
     mutating func sweepUpdates(from major: Int) throws(MergeError) -> Int? {
         let sweep = arena.sweepUpdateMajors(
             from: major, roots: nodeRoot, groupStart: groupStart, blockLower: groupBlockLower,
             packed: groupPacked, ranks: changesetRank, minors: groupPositions,
-            groupCountMax: fieldRunsEnabled ? fieldRunsGroupCountMin : Int.max)
+            groupCountMax: sweepGroupCountMax)
         if sweep.cursor < 0 { return sweep.major > major ? sweep.major : nil }
         arena.updateSweepHandoffs &+= 1
         let root = Int(nodeRoot[Int(arena.node[sweep.major])])
@@ -47,17 +47,24 @@ extension Transformer {
         return sweep.major + 1
     }
 
-    /// Whether the group of local object instruction `major` lets a sweep start there: packed,
-    /// without list blocks, and too small for field runs. Checked in the walk, inline, before
-    /// each sweep: a hot object's group (a client integrating a large download: every group)
-    /// would stop the sweep at once, and then the call alone cost more than the check.
+    /// Whether a sweep can start at local object instruction `major` of kind `kind`: its kind
+    /// and its group as the sweep takes them (`TransformArena.sweepTakes`). Checked in the
+    /// walk, inline,
+    /// before each sweep: a hot object's group (a client integrating a large download: every
+    /// group) would stop the sweep at once, and then the call alone cost more than the check.
     @inline(__always)
-    func sweepStarts(at major: Int) -> Bool {
+    func sweepStarts(at major: Int, kind: UInt8) -> Bool {
+        guard TransformArena.sweepTakes(kind: kind) else { return false }
         let root = Int(nodeRoot[Int(arena.node[major])])
-        return groupPacked[root] && groupBlockLower[root] < 0
-            && (!fieldRunsEnabled
-                || Int(groupStart[root + 1] - groupStart[root]) < fieldRunsGroupCountMin)
+        return TransformArena.sweepTakes(
+            packed: groupPacked[root], blockLower: groupBlockLower[root],
+            groupCount: Int(groupStart[root + 1] - groupStart[root]),
+            groupCountMax: sweepGroupCountMax)
     }
+
+    /// The groups with this many incoming instructions or more take field runs
+    /// (`fieldRunsApply`), not the sweep.
+    var sweepGroupCountMax: Int { fieldRunsEnabled ? fieldRunsGroupCountMin : Int.max }
 
     /// `mergeWithGroup` for a local Update major of a packed group without incoming schema
     /// instructions, from group position `start` to `groupEnd`: runs of field instructions
@@ -121,9 +128,10 @@ extension TransformArena {
                         }
                         let majorNode = nodes[major]
                         let majorKind = kinds[major]
-                        guard majorNode >= 0 && (majorKind == Kind.update
-                            || majorKind == Kind.createObject || majorKind == Kind.eraseObject)
-                        else { return (major, -1) }
+                        // Another kind (a schema instruction has no node) ends the sweep.
+                        guard majorNode >= 0 && Self.sweepTakes(kind: majorKind) else {
+                            return (major, -1)
+                        }
                         // As the walk does for the majors it dispatches (`prefetchGroup`).
                         let ahead = major + Transformer.prefetchDistance
                         if ahead < end && nodes[ahead] >= 0 {
@@ -135,8 +143,9 @@ extension TransformArena {
                         let root = Int(roots[Int(majorNode)])
                         let groupFrom = Int(groupStart[root])
                         let groupEnd = Int(groupStart[root + 1])
-                        guard groupPacked[root] && blockLower[root] < 0
-                            && groupEnd - groupFrom < groupCountMax
+                        guard Self.sweepTakes(
+                            packed: groupPacked[root], blockLower: blockLower[root],
+                            groupCount: groupEnd - groupFrom, groupCountMax: groupCountMax)
                         else { return (major, -1) }
                         let rank = ranks[Int(owners[major])]
                         let alive: Bool
@@ -168,6 +177,25 @@ extension TransformArena {
                 }
             }
         }
+    }
+
+    /// Whether the sweep takes a local instruction of kind `kind`: an Update, CreateObject or
+    /// EraseObject. With `sweepTakes(packed:…)`, the walk's check before a sweep
+    /// (`Transformer.sweepStarts`) and the sweep's own, per major.
+    @inline(__always)
+    static func sweepTakes(kind: UInt8) -> Bool {
+        kind == Kind.update || kind == Kind.createObject || kind == Kind.eraseObject
+    }
+
+    /// Whether the sweep takes a major whose group is as given: packed, without list blocks
+    /// (`blockLower` below 0) and with fewer than `groupCountMax` incoming instructions. The
+    /// later conditions are read only when the earlier hold (a large download's groups are
+    /// unpacked: the walk's check stops at the first).
+    @inline(__always)
+    static func sweepTakes(packed: Bool, blockLower: @autoclosure () -> Int32,
+                           groupCount: @autoclosure () -> Int,
+                           groupCountMax: @autoclosure () -> Int) -> Bool {
+        packed && blockLower() < 0 && groupCount() < groupCountMax()
     }
 
     /// Raw views of the columns and group arrays `sweepUpdateMajors` reads (reads through

@@ -500,9 +500,8 @@ public struct Transformer: Sendable {
                     let next = try sweepListEdits(from: major)
                 {
                     major = next
-                } else if updateSweepPossible && (kind == Kind.update
-                    || kind == Kind.createObject || kind == Kind.eraseObject)
-                    && sweepStarts(at: major), let next = try sweepUpdates(from: major)
+                } else if updateSweepPossible && sweepStarts(at: major, kind: kind),
+                    let next = try sweepUpdates(from: major)
                 {
                     major = next
                 } else {

@@ -1192,6 +1192,9 @@ extension ScanEntry {
         self = instructions.withUnsafeBufferPointer { Self.entry(of: $0[position]) }
     }
 
+    /// The entry of `instruction`, matched where it lies: a `borrowing` match does not copy
+    /// the instruction's key and value (an outlined copy and destruction per instruction when
+    /// it was matched by value).
     @inline(__always)
     static func entry(of instruction: borrowing Instruction) -> ScanEntry {
         let object: ObjectRef
@@ -1246,8 +1249,10 @@ extension ScanEntry {
                      from instructions: ContiguousArray<Instruction>) {
         precondition(entries.count >= instructions.count, "scan entries too short")
         entries.withUnsafeMutableBufferPointer { entries in
-            for position in instructions.indices {
-                entries[position] = ScanEntry(instructions, at: position)
+            instructions.withUnsafeBufferPointer { instructions in
+                for position in instructions.indices {
+                    entries[position] = ScanEntry.entry(of: instructions[position])
+                }
             }
         }
     }
