@@ -25,25 +25,28 @@ struct ScanColumn: @unchecked Sendable {
     /// `general`): a typed changeset on one document. Then the history scan classifies the
     /// first entry and keeps or skips them all (`Transformer.scanHistory`).
     let isUniform: Bool
+    /// The table of every entry when none is `general` and each field has a bit in the
+    /// history scan's key masks (below `TouchedFields.maskedFields`, or `UInt32.max` for an
+    /// object instruction); `UInt32.max` otherwise. A column on the node table's dense table
+    /// then takes the scan's short loop (`ObjectNodeTable.selectMasked`).
+    let maskedTable: UInt32
 
     fileprivate init(chunk: ScanColumnChunk, base: UnsafePointer<ScanEntry>, count: Int) {
         self.chunk = chunk
         self.base = base
         self.count = count
-        var uniform = count > 0 && !base[0].isGeneral
-        if uniform {
-            let first = base[0]
-            for offset in 1..<count {
-                let entry = base[offset]
-                if entry.isGeneral || entry.key != first.key || entry.table != first.table
-                    || entry.field != first.field
-                {
-                    uniform = false
-                    break
-                }
-            }
+        let first = count > 0 ? base[0] : .general
+        var uniform = count > 0 && !first.isGeneral
+        var masked = count > 0
+        for offset in 0..<count {
+            let entry = base[offset]
+            uniform = uniform && entry.key == first.key && entry.table == first.table
+                && entry.field == first.field
+            masked = masked && !entry.isGeneral && entry.table == first.table
+                && entry.field &+ 1 <= TouchedFields.maskedFields
         }
         isUniform = uniform
+        maskedTable = masked ? first.table : .max
     }
 
     /// The entries, valid while this column (or a copy of it) lives.

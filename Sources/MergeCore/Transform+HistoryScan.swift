@@ -56,6 +56,9 @@ extension Transformer {
             nodes.fillKeyMasks(touched, into: historyKeyMasks.buffer)
         }
         let keyMaskBuffer = UnsafeBufferPointer(historyKeyMasks.buffer)
+        // Masked columns on the map's table take the short loop.
+        let maskedLoop = keyMasks && nodes.dense.count > 0
+        let maskedTable = nodes.denseTable
         let filter = filterFields ? touched : nil  // the local scan does not change it
         var waiting = 0
         for changesetIndex in 0..<localChangesetCount {
@@ -82,6 +85,14 @@ extension Transformer {
                     try scanUniform(column, changeset: changesetIndex, filter: filter,
                                     keyMasks: keyMasks ? keyMaskBuffer : nil,
                                     selected: selected, waiting: &waiting)
+                    continue
+                }
+                if maskedLoop && columnMaskedTable(changesetIndex) == maskedTable {
+                    let chosen = nodes.selectMasked(column, touched: touched,
+                                                    keyMasks: keyMaskBuffer, into: selected)
+                    stage(column, selected: selected, count: chosen,
+                          changeset: changesetIndex, into: pending)
+                    waiting += chosen
                     continue
                 }
                 kept = select(column, changeset: changesetIndex, filter: filter,
@@ -129,15 +140,27 @@ extension Transformer {
         guard let chosenCount = nodes.selectRelevant(entries, touched: filter,
                                                      keyMasks: keyMasks, into: selected)
         else { return nil }
+        stage(entries, selected: selected, count: chosenCount, changeset: changesetIndex,
+              into: pending)
+        return chosenCount
+    }
+
+    /// Writes the `PendingSlot` of each of the `count` instructions a selection kept
+    /// (`selected[i]` is `node << 32 | position`) to `pending[0 ..< count]`.
+    @inline(__always)
+    private func stage(
+        _ entries: UnsafeBufferPointer<ScanEntry>, selected: UnsafeMutablePointer<UInt64>,
+        count: Int, changeset changesetIndex: Int,
+        into pending: UnsafeMutablePointer<PendingSlot>
+    ) {
         let changeset = UInt32(changesetIndex)
-        for offset in 0..<chosenCount {
+        for offset in 0..<count {
             let chosen = selected[offset]
             let position = Int(UInt32(truncatingIfNeeded: chosen))
             pending[offset] = PendingSlot(
                 entry: entries[position], node: Int32(truncatingIfNeeded: chosen >> 32),
                 changeset: changeset, position: UInt32(truncatingIfNeeded: position))
         }
-        return chosenCount
     }
 
     /// `scanHistory`'s part for a changeset whose scan column is uniform: its entries are all
@@ -189,6 +212,13 @@ extension Transformer {
         changesets.local.withUnsafeBufferPointer { locals in
             locals[index].scanColumn?.isUniform ?? false
         }
+    }
+
+    /// The `ScanColumn.maskedTable` of local changeset `index`'s scan column.
+    /// - Precondition: it has one.
+    @inline(__always)
+    private func columnMaskedTable(_ index: Int) -> UInt32 {
+        changesets.local.withUnsafeBufferPointer { locals in locals[index].scanColumn!.maskedTable }
     }
 
     /// The scan column of local changeset `index`, if it has one; valid while the local side
@@ -351,6 +381,69 @@ extension ObjectNodeTable {
             selected[kept] = UInt64(UInt32(bitPattern: node)) << 32
                 | UInt64(UInt32(truncatingIfNeeded: position))
             kept &+= keep
+        }
+        return kept
+    }
+
+    /// `selectRelevant` with the filter and its key masks, for entries known to be on the
+    /// dense map's table, none `general`, each field below `TouchedFields.maskedFields` or
+    /// an object instruction's (`ScanColumn.maskedTable`): the same selection, with the
+    /// checks those facts settle left out of the loop. Nearly every history changeset of a
+    /// map or churn workload is such a column, and the checks (and the registers they took)
+    /// were about half of the loop's instructions.
+    /// - Precondition: as `selectRelevant`'s, the map active, and every entry as above.
+    /// - Complexity: O(entries).
+    @inline(__always)
+    func selectMasked(
+        _ entries: UnsafeBufferPointer<ScanEntry>, touched: TouchedFields,
+        keyMasks masks: UnsafeBufferPointer<UInt64>, into selected: UnsafeMutablePointer<UInt64>
+    ) -> Int {
+        precondition(denseActive && dense.count > 0 && masks.count == dense.count
+                        && dense.count <= Int(UInt32.max), "selectMasked needs the map")
+        assert(entries.allSatisfy {
+            !$0.isGeneral && $0.table == denseTable && $0.field &+ 1 <= TouchedFields.maskedFields
+        }, "selectMasked's entries are not all masked on the map's table")
+        // `(key ^ 1 << 63) &- denseMin`, the key's offset, is `key &- base`: flipping the top
+        // bit is adding it, modulo 2^64.
+        let base = denseMin &- (1 << 63)
+        let window = UInt64(dense.count)
+        let outside = denseOutsideBits
+        var kept = 0
+        // The loop writes each position with its key's offset in the map (or, beyond the
+        // window, the node), and the kept ones' nodes are read after it: one load fewer
+        // per entry, and one register.
+        var beyond = false
+        for position in 0..<entries.count {
+            let entry = entries[position]
+            let offset = entry.key &- base
+            var keep: Int
+            var high = offset
+            if offset < window {
+                let shift = UInt64(Swift.min(entry.field, 61))
+                keep = Int(truncatingIfNeeded: masks[Int(offset)] >> shift & 1)
+            } else if !Self.outsideBit(outside, entry.key) {
+                keep = 0  // beyond the window, never touched (as in `selectRelevant`)
+            } else {
+                let node: Int32
+                (node, keep) = classifyOne(entry, touched: touched)
+                high = UInt64(UInt32(bitPattern: node))
+                beyond = true
+            }
+            selected[kept] = high << 32 | UInt64(UInt32(truncatingIfNeeded: position))
+            kept &+= keep
+        }
+        let dense = UnsafeBufferPointer(self.dense.buffer)
+        for offset in 0..<kept {
+            let chosen = selected[offset]
+            let position = Int(UInt32(truncatingIfNeeded: chosen))
+            let node: Int32
+            if beyond && entries[position].key &- base >= window {
+                node = Int32(truncatingIfNeeded: chosen >> 32)
+            } else {
+                node = dense[Int(chosen >> 32)]
+            }
+            selected[offset] = UInt64(UInt32(bitPattern: node)) << 32
+                | UInt64(UInt32(truncatingIfNeeded: position))
         }
         return kept
     }

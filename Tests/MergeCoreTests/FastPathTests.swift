@@ -457,6 +457,8 @@ struct TouchedFieldsTests {
         var generalRounds = 0
         var keyMaskRounds = 0
         var keptTotal = 0
+        var maskedKept = 0
+        var maskedBeyond = 0
         for round in 0..<300 {
             var table = ObjectNodeTable()
             table.reset(capacity: 64)
@@ -532,9 +534,46 @@ struct TouchedFieldsTests {
                 keptTotal += kept
             }
             if general { generalRounds += 1 }
+            // The short loop, on the entries a masked column may hold (the map's table, no
+            // general entry, each field with a mask bit), against the same model.
+            guard table.denseActive && table.dense.count > 0 else { continue }
+            var masked: [ScanEntry] = []
+            var maskedObjects: [ObjectRef] = []
+            for (entry, object) in zip(entries, objects)
+            where !entry.isGeneral && entry.table == table.denseTable
+                && entry.field &+ 1 <= TouchedFields.maskedFields
+            {
+                masked.append(entry)
+                maskedObjects.append(object)
+            }
+            var selected = [UInt64](repeating: .max, count: masked.count)
+            let kept = masked.withUnsafeBufferPointer { entries in
+                keyMasks.withUnsafeBufferPointer { masks in
+                    selected.withUnsafeMutableBufferPointer { selected in
+                        table.selectMasked(entries, touched: filter, keyMasks: masks,
+                                           into: selected.baseAddress!)
+                    }
+                }
+            }
+            var model: [UInt64] = []
+            for (position, object) in maskedObjects.enumerated() {
+                guard let node = table.existingNode(for: object),
+                      filter.interacts(node: node, field: masked[position].field)
+                else { continue }
+                model.append(UInt64(UInt32(bitPattern: node)) << 32 | UInt64(position))
+            }
+            #expect(Array(selected[0..<kept]) == model, "round \(round) masked")
+            maskedKept += kept
+            let window = UInt64(table.dense.count)
+            maskedBeyond += masked.filter {
+                ($0.key ^ 1 << 63) &- table.denseMin >= window
+                    && table.existingNode(intKey: $0.key, table: $0.table) >= 0
+            }.count
         }
-        // Every path was exercised: general entries, the key masks, and kept instructions.
+        // Every path was exercised: general entries, the key masks, and kept instructions;
+        // the short loop kept some, some of them beyond the map's window.
         #expect(generalRounds > 20 && keyMaskRounds > 100 && keptTotal > 1000)
+        #expect(maskedKept > 200 && maskedBeyond > 20, "kept \(maskedKept), beyond \(maskedBeyond)")
     }
 }
 
