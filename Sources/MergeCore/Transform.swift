@@ -1035,12 +1035,28 @@ public struct Transformer: Sendable {
         var reindexCount = 0
         var replacementCount = 0
         flags.withUnsafeBufferPointer { flags in
-            for slot in 0..<localCount {
+            // Eight slots at a time: each count is the population of one bit per byte (the
+            // alive bit is bit 0 of each).
+            assert(alive == 1, "the alive flag is bit 0")
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let raw = UnsafeRawPointer(flags.baseAddress)
+            var slot = 0
+            while slot + 8 <= localCount {
+                let word = raw!.loadUnaligned(fromByteOffset: slot, as: UInt64.self)
+                let live = word & ones
+                discardCount &+= 8 &- live.nonzeroBitCount
+                reindexCount &+= (word >> dirty.trailingZeroBitCount & live).nonzeroBitCount
+                replacementCount &+= (word >> replaced.trailingZeroBitCount & live)
+                    .nonzeroBitCount
+                slot += 8
+            }
+            while slot < localCount {
                 let slotFlags = flags[slot]
                 let live = slotFlags & alive != 0 ? 1 : 0
                 discardCount &+= 1 &- live
                 reindexCount &+= slotFlags & dirty != 0 ? live : 0
                 replacementCount &+= slotFlags & replaced != 0 ? live : 0
+                slot += 1
             }
         }
         if discardCount + reindexCount + replacementCount == 0 { return }
@@ -1077,6 +1093,8 @@ public struct Transformer: Sendable {
                             ? localCount : changesetFirstSlot[changesetIndex + 1]
                         var slot = changesetFirstSlot[changesetIndex]
                         if slot == slotEnd { continue }
+                        let (discardFrom, reindexFrom) = (discard, reindex)
+                        var replacedAny = false
                         while slot < slotEnd {
                             let slotFlags = flags[slot]
                             if slotFlags & alive == 0 {
@@ -1088,6 +1106,7 @@ public struct Transformer: Sendable {
                                 // it is never dirty.
                                 precondition(slotFlags & dirty == 0, "replaced list instruction")
                                 let position = Int(positions[slot])
+                                replacedAny = true
                                 edits.appendReplacement(
                                     position: position,
                                     changesets.local[changesetIndex].instructions[position])
@@ -1098,8 +1117,12 @@ public struct Transformer: Sendable {
                             }
                             slot += 1
                         }
-                        edits.endChangeset(changesetIndex, discardEnd: discard,
-                                           reindexEnd: reindex)
+                        // A changeset without edits adds no entry (`endChangeset` would
+                        // find its ends equal to the last ones).
+                        if discard != discardFrom || reindex != reindexFrom || replacedAny {
+                            edits.endChangeset(changesetIndex, discardEnd: discard,
+                                               reindexEnd: reindex)
+                        }
                     }
                 }
             }
