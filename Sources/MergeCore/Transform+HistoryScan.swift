@@ -63,7 +63,8 @@ extension Transformer {
         var waiting = 0
         for changesetIndex in 0..<localChangesetCount {
             prefetchColumn(changesetIndex + Self.columnPrefetchDistance)
-            let column = columnEntries(changesetIndex)
+            let view = columnView(changesetIndex)
+            let column = view?.entries
             let count = column?.count ?? changesets.local[changesetIndex].instructions.count
             if waiting + count > historyPending.count {
                 try flushPending(waiting)
@@ -81,15 +82,16 @@ extension Transformer {
                 // builds only: reading the count touches the cold buffer).
                 assert(column.count == changesets.local[changesetIndex].instructions.count,
                        "scan column out of date")
-                if columnIsUniform(changesetIndex) {
+                if view!.isUniform {
                     try scanUniform(column, changeset: changesetIndex, filter: filter,
                                     keyMasks: keyMasks ? keyMaskBuffer : nil,
                                     selected: selected, waiting: &waiting)
                     continue
                 }
-                if maskedLoop && columnMaskedTable(changesetIndex) == maskedTable {
-                    let chosen = nodes.selectMasked(column, touched: touched,
-                                                    keyMasks: keyMaskBuffer, into: selected)
+                if maskedLoop && view!.maskedTable == maskedTable,
+                   let chosen = nodes.selectMasked(column, keyMasks: keyMaskBuffer,
+                                                   into: selected)
+                {
                     stage(column, selected: selected, count: chosen,
                           changeset: changesetIndex, into: pending)
                     waiting += chosen
@@ -205,25 +207,21 @@ extension Transformer {
         }
     }
 
-    /// Whether local changeset `index` has a scan column whose entries are all on one object
-    /// and field (`ScanColumn.isUniform`).
+    /// The scan column of local changeset `index`, if it has one, with its
+    /// `ScanColumn.isUniform` and `ScanColumn.maskedTable`; the entries are valid while the
+    /// local side is held. Read in place from the local array: the column's address, count
+    /// and summary are in the changeset, so nothing else is touched (`ScanColumn`).
     @inline(__always)
-    private func columnIsUniform(_ index: Int) -> Bool {
+    private func columnView(
+        _ index: Int
+    ) -> (entries: UnsafeBufferPointer<ScanEntry>, isUniform: Bool, maskedTable: UInt32)? {
         changesets.local.withUnsafeBufferPointer { locals in
-            locals[index].scanColumn?.isUniform ?? false
+            guard let column = locals[index].scanColumn else { return nil }
+            return (column.entries, column.isUniform, column.maskedTable)
         }
     }
 
-    /// The `ScanColumn.maskedTable` of local changeset `index`'s scan column.
-    /// - Precondition: it has one.
-    @inline(__always)
-    private func columnMaskedTable(_ index: Int) -> UInt32 {
-        changesets.local.withUnsafeBufferPointer { locals in locals[index].scanColumn!.maskedTable }
-    }
-
-    /// The scan column of local changeset `index`, if it has one; valid while the local side
-    /// is held. Read in place from the local array: the column's address and count are in the
-    /// changeset, so nothing else is touched (`ScanColumn`).
+    /// The scan column's entries of local changeset `index`, if it has one (`columnView`).
     @inline(__always)
     private func columnEntries(_ index: Int) -> UnsafeBufferPointer<ScanEntry>? {
         changesets.local.withUnsafeBufferPointer { locals in
@@ -391,13 +389,17 @@ extension ObjectNodeTable {
     /// checks those facts settle left out of the loop. Nearly every history changeset of a
     /// map or churn workload is such a column, and the checks (and the registers they took)
     /// were about half of the loop's instructions.
+    ///
+    /// Returns nil, with nothing meant, at a key beyond the map's window that the incoming
+    /// side may have touched (its bit in `denseOutsideBits` set): the caller then takes
+    /// `selectRelevant`, which looks such a key up.
     /// - Precondition: as `selectRelevant`'s, the map active, and every entry as above.
     /// - Complexity: O(entries).
     @inline(__always)
     func selectMasked(
-        _ entries: UnsafeBufferPointer<ScanEntry>, touched: TouchedFields,
-        keyMasks masks: UnsafeBufferPointer<UInt64>, into selected: UnsafeMutablePointer<UInt64>
-    ) -> Int {
+        _ entries: UnsafeBufferPointer<ScanEntry>, keyMasks masks: UnsafeBufferPointer<UInt64>,
+        into selected: UnsafeMutablePointer<UInt64>
+    ) -> Int? {
         precondition(denseActive && dense.count > 0 && masks.count == dense.count
                         && dense.count <= Int(UInt32.max), "selectMasked needs the map")
         assert(entries.allSatisfy {
@@ -409,41 +411,26 @@ extension ObjectNodeTable {
         let window = UInt64(dense.count)
         let outside = denseOutsideBits
         var kept = 0
-        // The loop writes each position with its key's offset in the map (or, beyond the
-        // window, the node), and the kept ones' nodes are read after it: one load fewer
-        // per entry, and one register.
-        var beyond = false
+        // The loop writes each position with its key's offset in the map, and the kept
+        // ones' nodes are read after it: one load fewer per entry, and one register.
         for position in 0..<entries.count {
             let entry = entries[position]
             let offset = entry.key &- base
-            var keep: Int
-            var high = offset
+            var keep = 0
             if offset < window {
                 let shift = UInt64(Swift.min(entry.field, 61))
                 keep = Int(truncatingIfNeeded: masks[Int(offset)] >> shift & 1)
-            } else if !Self.outsideBit(outside, entry.key) {
-                keep = 0  // beyond the window, never touched (as in `selectRelevant`)
-            } else {
-                let node: Int32
-                (node, keep) = classifyOne(entry, touched: touched)
-                high = UInt64(UInt32(bitPattern: node))
-                beyond = true
-            }
-            selected[kept] = high << 32 | UInt64(UInt32(truncatingIfNeeded: position))
+            } else if Self.outsideBit(outside, entry.key) {
+                return nil  // maybe touched beyond the window: looked up by the caller
+            }  // else beyond the window and never touched (as in `selectRelevant`)
+            selected[kept] = offset << 32 | UInt64(UInt32(truncatingIfNeeded: position))
             kept &+= keep
         }
         let dense = UnsafeBufferPointer(self.dense.buffer)
         for offset in 0..<kept {
             let chosen = selected[offset]
-            let position = Int(UInt32(truncatingIfNeeded: chosen))
-            let node: Int32
-            if beyond && entries[position].key &- base >= window {
-                node = Int32(truncatingIfNeeded: chosen >> 32)
-            } else {
-                node = dense[Int(chosen >> 32)]
-            }
-            selected[offset] = UInt64(UInt32(bitPattern: node)) << 32
-                | UInt64(UInt32(truncatingIfNeeded: position))
+            let node = dense[Int(chosen >> 32)]
+            selected[offset] = UInt64(UInt32(bitPattern: node)) << 32 | chosen & 0xFFFF_FFFF
         }
         return kept
     }

@@ -459,6 +459,7 @@ struct TouchedFieldsTests {
         var keptTotal = 0
         var maskedKept = 0
         var maskedBeyond = 0
+        var maskedDeclined = 0
         for round in 0..<300 {
             var table = ObjectNodeTable()
             table.reset(capacity: 64)
@@ -546,34 +547,54 @@ struct TouchedFieldsTests {
                 masked.append(entry)
                 maskedObjects.append(object)
             }
-            var selected = [UInt64](repeating: .max, count: masked.count)
-            let kept = masked.withUnsafeBufferPointer { entries in
-                keyMasks.withUnsafeBufferPointer { masks in
-                    selected.withUnsafeMutableBufferPointer { selected in
-                        table.selectMasked(entries, touched: filter, keyMasks: masks,
-                                           into: selected.baseAddress!)
+            // Keys beyond the window with their outside bit set make it decline; run it with
+            // them and, if there are any, again without them.
+            let window = UInt64(table.dense.count)
+            func declines(_ entry: ScanEntry) -> Bool {
+                (entry.key ^ 1 << 63) &- table.denseMin >= window
+                    && ObjectNodeTable.outsideBit(table.denseOutsideBits, entry.key)
+            }
+            let passing = zip(masked, maskedObjects).filter { !declines($0.0) }
+            var variants = [(masked, maskedObjects)]
+            if passing.count < masked.count {
+                variants.append((passing.map(\.0), passing.map(\.1)))
+            }
+            for (masked, maskedObjects) in variants {
+                var selected = [UInt64](repeating: .max, count: masked.count)
+                let kept = masked.withUnsafeBufferPointer { entries in
+                    keyMasks.withUnsafeBufferPointer { masks in
+                        selected.withUnsafeMutableBufferPointer { selected in
+                            table.selectMasked(entries, keyMasks: masks,
+                                               into: selected.baseAddress!)
+                        }
                     }
                 }
+                guard let kept else {
+                    #expect(masked.contains(where: declines),
+                            "round \(round): declined without a key to look up")
+                    maskedDeclined += 1
+                    continue
+                }
+                #expect(!masked.contains(where: declines),
+                        "round \(round): a key beyond the window not looked up")
+                var model: [UInt64] = []
+                for (position, object) in maskedObjects.enumerated() {
+                    guard let node = table.existingNode(for: object),
+                          filter.interacts(node: node, field: masked[position].field)
+                    else { continue }
+                    model.append(UInt64(UInt32(bitPattern: node)) << 32 | UInt64(position))
+                }
+                #expect(Array(selected[0..<kept]) == model, "round \(round) masked")
+                maskedKept += kept
+                maskedBeyond += masked.filter { ($0.key ^ 1 << 63) &- table.denseMin >= window }
+                    .count
             }
-            var model: [UInt64] = []
-            for (position, object) in maskedObjects.enumerated() {
-                guard let node = table.existingNode(for: object),
-                      filter.interacts(node: node, field: masked[position].field)
-                else { continue }
-                model.append(UInt64(UInt32(bitPattern: node)) << 32 | UInt64(position))
-            }
-            #expect(Array(selected[0..<kept]) == model, "round \(round) masked")
-            maskedKept += kept
-            let window = UInt64(table.dense.count)
-            maskedBeyond += masked.filter {
-                ($0.key ^ 1 << 63) &- table.denseMin >= window
-                    && table.existingNode(intKey: $0.key, table: $0.table) >= 0
-            }.count
         }
         // Every path was exercised: general entries, the key masks, and kept instructions;
-        // the short loop kept some, some of them beyond the map's window.
+        // the short loop kept some, passed keys beyond the map's window, and declined some.
         #expect(generalRounds > 20 && keyMaskRounds > 100 && keptTotal > 1000)
-        #expect(maskedKept > 200 && maskedBeyond > 20, "kept \(maskedKept), beyond \(maskedBeyond)")
+        #expect(maskedKept > 200 && maskedBeyond > 20 && maskedDeclined > 10,
+                "kept \(maskedKept), beyond \(maskedBeyond), declined \(maskedDeclined)")
     }
 }
 
