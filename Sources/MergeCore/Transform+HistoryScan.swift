@@ -24,12 +24,14 @@
 
 internal import CPrefetch
 
-/// A local instruction the history scan keeps, waiting to enter the arena.
-struct PendingSlot: Sendable {
-    var entry: ScanEntry
-    var node: Int32
+/// A history changeset's kept instructions, waiting to enter the arena: their selections are
+/// `Transformer.historySelected[previous run's end ..< end]` (`node << 32 | position`), their
+/// entries in `entries` (a scan column, valid while the local side is held).
+/// (`@unchecked Sendable`: a run lives within one merge, which holds the column.)
+struct SelectedRun: @unchecked Sendable {
+    var entries: UnsafePointer<ScanEntry>
     var changeset: UInt32
-    var position: UInt32
+    var end: UInt32
 }
 
 extension Transformer {
@@ -41,12 +43,15 @@ extension Transformer {
     /// arena: exactly the slots `scanLocalBatch` would append for each changeset, in the same
     /// order. A changeset whose entries are all integer-keyed object instructions without
     /// links (`ScanEntry.isGeneral` false) is decided in one pass
-    /// (`ObjectNodeTable.selectRelevant`); any other goes through `scanLocalBatch` after the
-    /// waiting slots have entered the arena, since it may give objects their first nodes.
+    /// (`ObjectNodeTable.selectMasked` or `selectRelevant`), its selection waits in
+    /// `historySelected` with a `SelectedRun` naming its column, and the waiting selections
+    /// enter the arena together (`TransformArena.appendRuns`); any other goes through
+    /// `scanLocalBatch` after the waiting slots have entered the arena, since it may give
+    /// objects their first nodes.
     /// - Throws: `MergeError` as `scanLocalBatch`, for the first failing slot in order.
     mutating func scanHistory(filterFields: Bool, fallback: inout Bool) throws(MergeError) {
-        let empty = PendingSlot(entry: .general, node: -1, changeset: 0, position: 0)
-        historyPending.reserve(Self.pendingSlotsMax, repeating: empty)
+        let noRun = SelectedRun(entries: UnsafePointer(bitPattern: 8)!, changeset: 0, end: 0)
+        historyRuns.reserve(Self.pendingSlotsMax, repeating: noRun)
         historySelected.reserve(Self.pendingSlotsMax, repeating: 0)
         // The filter's answer per dense key, one load instead of the node's and then its
         // mask's.
@@ -60,65 +65,85 @@ extension Transformer {
         let maskedLoop = keyMasks && nodes.dense.count > 0
         let maskedTable = nodes.denseTable
         let filter = filterFields ? touched : nil  // the local scan does not change it
-        var waiting = 0
+        var waiting = 0  // selections waiting in `historySelected`
+        var runs = 0  // and their runs in `historyRuns`
         for changesetIndex in 0..<localChangesetCount {
             prefetchColumn(changesetIndex + Self.columnPrefetchDistance)
             let view = columnView(changesetIndex)
-            let column = view?.entries
-            let count = column?.count ?? changesets.local[changesetIndex].instructions.count
-            if waiting + count > historyPending.count {
-                try flushPending(waiting)
-                waiting = 0
-                historyPending.reserve(count, repeating: empty)
+            let count = view?.entries.count
+                ?? changesets.local[changesetIndex].instructions.count
+            if waiting + count > historySelected.count || runs == historyRuns.count {
+                try flushRuns(waiting: waiting, runs: runs)
+                (waiting, runs) = (0, 0)
                 historySelected.reserve(count, repeating: 0)
             }
             changesetFirstSlot[changesetIndex] = arena.count + waiting
-            precondition(historySelected.count >= count, "history scan scratch too short")
-            let selected = historySelected.buffer.baseAddress!
-            let pending = historyPending.buffer.baseAddress! + waiting
-            let kept: Int?
-            if let column {
+            let selected = historySelected.buffer.baseAddress! + waiting
+            if let view {
+                let column = view.entries
                 // `Changeset` drops its column when its instructions change (checked in debug
                 // builds only: reading the count touches the cold buffer).
                 assert(column.count == changesets.local[changesetIndex].instructions.count,
                        "scan column out of date")
-                if view!.isUniform {
+                if view.isUniform {
+                    try flushRuns(waiting: waiting, runs: runs)
+                    (waiting, runs) = (0, 0)
                     try scanUniform(column, changeset: changesetIndex, filter: filter,
                                     keyMasks: keyMasks ? keyMaskBuffer : nil,
-                                    selected: selected, waiting: &waiting)
+                                    selected: selected)
                     continue
                 }
-                if maskedLoop && view!.maskedTable == maskedTable,
-                   let chosen = nodes.selectMasked(column, keyMasks: keyMaskBuffer,
-                                                   into: selected)
+                let chosen = maskedLoop && view.maskedTable == maskedTable
+                    ? nodes.selectMasked(column, keyMasks: keyMaskBuffer, into: selected)
+                    : nil
+                if let kept = chosen ?? nodes.selectRelevant(
+                    column, touched: filter, keyMasks: keyMasks ? keyMaskBuffer : nil,
+                    into: selected)
                 {
-                    stage(column, selected: selected, count: chosen,
-                          changeset: changesetIndex, into: pending)
-                    waiting += chosen
+                    if kept > 0 {
+                        waiting += kept
+                        historyRuns.buffer[runs] = SelectedRun(
+                            entries: column.baseAddress!, changeset: UInt32(changesetIndex),
+                            end: UInt32(waiting))
+                        runs += 1
+                    }
                     continue
                 }
-                kept = select(column, changeset: changesetIndex, filter: filter,
-                              keyMasks: keyMasks ? keyMaskBuffer : nil, selected: selected,
-                              into: pending)
             } else {
                 localBatch.resize(count)
                 ScanEntry.fill(&localBatch.entries,
                                from: changesets.local[changesetIndex].instructions)
-                kept = localBatch.entries.withUnsafeBufferPointer { entries in
-                    select(UnsafeBufferPointer(rebasing: entries[0..<count]),
-                           changeset: changesetIndex, filter: filter,
-                           keyMasks: keyMasks ? keyMaskBuffer : nil, selected: selected,
-                           into: pending)
+                // The batch's entries are overwritten by the next changeset's: its selection
+                // enters the arena now. (A second reference to the batch for the scope of the
+                // read, so that the arena's writes do not overlap an access to `localBatch`.)
+                let batch = localBatch.entries
+                let kept = try batch.withUnsafeBufferPointer {
+                    (entries) throws(MergeError) -> Int? in
+                    let entries = UnsafeBufferPointer(rebasing: entries[0..<count])
+                    guard let kept = nodes.selectRelevant(
+                        entries, touched: filter, keyMasks: keyMasks ? keyMaskBuffer : nil,
+                        into: selected)
+                    else { return nil }
+                    if kept > 0 {
+                        historyRuns.buffer[runs] = SelectedRun(
+                            entries: entries.baseAddress!, changeset: UInt32(changesetIndex),
+                            end: UInt32(waiting + kept))
+                        try flushRuns(waiting: waiting + kept, runs: runs + 1)
+                    } else {
+                        try flushRuns(waiting: waiting, runs: runs)
+                    }
+                    return kept
+                }
+                if kept != nil {
+                    (waiting, runs) = (0, 0)
+                    continue
                 }
             }
-            if let kept {
-                waiting += kept
-                continue
-            }
-            try flushPending(waiting)
-            waiting = 0
+            try flushRuns(waiting: waiting, runs: runs)
+            (waiting, runs) = (0, 0)
             changesetFirstSlot[changesetIndex] = arena.count
-            if let column {  // without a column, `localBatch.entries` holds them already
+            if let column = view?.entries {
+                // Without a column, `localBatch.entries` holds them already.
                 localBatch.resize(count)
                 localBatch.entries.withUnsafeMutableBufferPointer { entries in
                     entries.baseAddress!.update(from: column.baseAddress!, count: count)
@@ -127,58 +152,23 @@ extension Transformer {
             try scanLocalBatch(changeset: changesetIndex, count: count,
                                filterFields: filterFields, fallback: &fallback)
         }
-        try flushPending(waiting)
-    }
-
-    /// One changeset's part of `scanHistory`: the `PendingSlot` of each instruction it keeps,
-    /// written to `pending[0 ..< kept]`, and `kept`; nil when an entry is `general`
-    /// (`ObjectNodeTable.selectRelevant`, which uses `selected` as scratch).
-    @inline(__always)
-    private func select(
-        _ entries: UnsafeBufferPointer<ScanEntry>, changeset changesetIndex: Int,
-        filter: TouchedFields?, keyMasks: UnsafeBufferPointer<UInt64>?,
-        selected: UnsafeMutablePointer<UInt64>, into pending: UnsafeMutablePointer<PendingSlot>
-    ) -> Int? {
-        guard let chosenCount = nodes.selectRelevant(entries, touched: filter,
-                                                     keyMasks: keyMasks, into: selected)
-        else { return nil }
-        stage(entries, selected: selected, count: chosenCount, changeset: changesetIndex,
-              into: pending)
-        return chosenCount
-    }
-
-    /// Writes the `PendingSlot` of each of the `count` instructions a selection kept
-    /// (`selected[i]` is `node << 32 | position`) to `pending[0 ..< count]`.
-    @inline(__always)
-    private func stage(
-        _ entries: UnsafeBufferPointer<ScanEntry>, selected: UnsafeMutablePointer<UInt64>,
-        count: Int, changeset changesetIndex: Int,
-        into pending: UnsafeMutablePointer<PendingSlot>
-    ) {
-        let changeset = UInt32(changesetIndex)
-        for offset in 0..<count {
-            let chosen = selected[offset]
-            let position = Int(UInt32(truncatingIfNeeded: chosen))
-            pending[offset] = PendingSlot(
-                entry: entries[position], node: Int32(truncatingIfNeeded: chosen >> 32),
-                changeset: changeset, position: UInt32(truncatingIfNeeded: position))
-        }
+        try flushRuns(waiting: waiting, runs: runs)
     }
 
     /// `scanHistory`'s part for a changeset whose scan column is uniform: its entries are all
     /// on one object and field (`ScanColumn.isUniform`). Only the first is classified, and the
     /// answer holds for every entry (the classification reads only the table, key and field),
     /// so they are all kept, with its node, or all skipped. Kept, they enter the arena at once
-    /// and straight from the column (`TransformArena.appendUniform`), after the slots waiting
-    /// before them; a text-like history is all such columns, and every one is kept.
+    /// and straight from the column (`TransformArena.appendUniform`); a text-like history is
+    /// all such columns, and every one is kept.
     ///
     /// Classifying each entry was 16 % of a text-like server merge at K = 100, and staging
-    /// each kept one as a `PendingSlot` (40 bytes written, read back, and read again for its
-    /// list indices) 11 %.
+    /// each kept one (40 bytes written, read back, and read again for its list indices) 11 %.
+    /// - Precondition: no selection is waiting (`scanHistory`).
     private mutating func scanUniform(
         _ entries: UnsafeBufferPointer<ScanEntry>, changeset changesetIndex: Int,
         filter: TouchedFields?, keyMasks: UnsafeBufferPointer<UInt64>?,
-        selected: UnsafeMutablePointer<UInt64>, waiting: inout Int
+        selected: UnsafeMutablePointer<UInt64>
     ) throws(MergeError) {
         let first = UnsafeBufferPointer(rebasing: entries[0..<1])
         let chosen = nodes.selectRelevant(first, touched: filter, keyMasks: keyMasks,
@@ -187,19 +177,17 @@ extension Transformer {
         let node = Int32(truncatingIfNeeded: selected[0] >> 32)
         assert({
             // Debug builds: entry by entry, into scratch, gives the same choice.
-            let check = UnsafeMutablePointer<PendingSlot>.allocate(capacity: entries.count)
+            let check = UnsafeMutablePointer<UInt64>.allocate(capacity: entries.count)
             defer { check.deallocate() }
-            guard let general = select(entries, changeset: changesetIndex, filter: filter,
-                                       keyMasks: keyMasks, selected: selected, into: check)
+            guard let general = nodes.selectRelevant(entries, touched: filter,
+                                                     keyMasks: keyMasks, into: check)
             else { return false }
             if chosen == 0 { return general == 0 }
             return general == entries.count && (0..<general).allSatisfy {
-                check[$0].node == node && check[$0].position == UInt32($0)
+                check[$0] == UInt64(UInt32(bitPattern: node)) << 32 | UInt64($0)
             }
         }(), "a uniform column selected otherwise than entry by entry")
         if chosen == 0 { return }
-        try flushPending(waiting)
-        waiting = 0
         let start = arena.count
         if arena.appendUniform(entries, node: node, changeset: changesetIndex) {
             try arena.fillListIndices(from: changesets.local[changesetIndex].instructions,
@@ -247,65 +235,105 @@ extension Transformer {
         }
     }
 
-    /// Appends the first `count` pending slots to the arena; list slots whose entries cache
-    /// no indices read them from their instructions, checked (`fillListIndices`).
+    /// Appends the `waiting` selections of the first `runs` runs to the arena
+    /// (`TransformArena.appendRuns`); the list slots of a run whose entries cache no indices
+    /// read them from its instructions, checked (`fillListIndices`).
     /// - Throws: `MergeError.indexBeyondPriorSize` for the first such slot in order that fails.
-    private mutating func flushPending(_ count: Int) throws(MergeError) {
-        if count == 0 { return }
+    private mutating func flushRuns(waiting: Int, runs: Int) throws(MergeError) {
+        if waiting == 0 { return }
         let start = arena.count
-        let pending = UnsafeBufferPointer(rebasing: historyPending.buffer[0..<count])
-        if !arena.appendPending(pending) { return }
-        // Rare (an ArrayMove, or indices beyond the cache's 24 bits): the slots of each
-        // changeset with a missing index read theirs, in slot order.
-        var offset = 0
-        while offset < count {
-            let changesetIndex = pending[offset].changeset
-            var end = offset
-            var missing = false
-            while end < count && pending[end].changeset == changesetIndex {
-                let entry = pending[end].entry
-                missing = missing || (!entry.fillsSlot && entry.cachedListIndices == nil)
-                end += 1
+        let runBuffer = UnsafeBufferPointer(rebasing: historyRuns.buffer[0..<runs])
+        if !arena.appendRuns(runBuffer,
+                             selected: UnsafePointer(historySelected.buffer.baseAddress!))
+        {
+            return
+        }
+        // Rare (an ArrayMove, or indices beyond the cache's 24 bits): the slots of each run
+        // with a missing index read theirs, in slot order.
+        let selected = historySelected.buffer
+        var from = 0
+        for run in runBuffer {
+            let end = Int(run.end)
+            let missing = (from..<end).contains { offset in
+                let entry = run.entries[Int(UInt32(truncatingIfNeeded: selected[offset]))]
+                return !entry.fillsSlot && entry.cachedListIndices == nil
             }
             if missing {
                 try arena.fillListIndices(
-                    from: changesets.local[Int(changesetIndex)].instructions,
-                    slots: start + offset..<start + end)
+                    from: changesets.local[Int(run.changeset)].instructions,
+                    slots: start + from..<start + end)
             }
-            offset = end
+            from = end
         }
     }
 }
 
 extension TransformArena {
-    /// Appends one slot per pending slot, filled from its entry, node, changeset and
-    /// position, the list slots with the indices their entries cache. Returns whether some
-    /// list slot's entry caches none (the caller then fills it before anything reads it).
-    mutating func appendPending(_ pending: UnsafeBufferPointer<PendingSlot>) -> Bool {
-        let count = pending.count
+    /// Appends one slot per waiting selection of `runs`, in order: the selections of run r
+    /// are `selected[previous end ..< r.end]`, each `node << 32 | position`, filled from
+    /// `r.entries[position]` on that node, at that position, in changeset `r.changeset`; list
+    /// slots take the indices their entries cache. Returns whether some list slot's entry
+    /// caches none (the caller then fills it before anything reads it).
+    ///
+    /// Read straight from the columns, the kept instructions cost a third of what staging
+    /// them did (each a 40-byte record, written, read back and copied into the columns).
+    mutating func appendRuns(
+        _ runs: UnsafeBufferPointer<SelectedRun>, selected: UnsafePointer<UInt64>
+    ) -> Bool {
+        guard let last = runs.last else { return false }
+        let count = Int(last.end)
         let start = growColumns(by: count, changeset: 0)
-        var missing = false
+        // Column by column, a few at a time: written all at once, the six columns' addresses
+        // and the entry's fields did not fit the registers (40 instructions per slot).
+        var listKinds: UInt64 = 0  // bit k set: some entry has kind k (every kind is below 64)
         withSlotWriters { slots in
             for offset in 0..<count {
-                let slot = pending[offset]
-                slots.write(start + offset, entry: slot.entry, node: slot.node,
-                            position: slot.position)
-                slots.changeset[start + offset] = slot.changeset
-                missing = missing || !slot.entry.fillsSlot
+                let chosen = selected[offset]
+                slots.node[start &+ offset] = Int32(truncatingIfNeeded: chosen >> 32)
+                slots.position[start &+ offset] = UInt32(truncatingIfNeeded: chosen)
+            }
+            var from = 0
+            for run in runs {
+                let end = Int(run.end)
+                let entries = run.entries
+                let changeset = run.changeset
+                for offset in from..<end {
+                    let entry = entries[Int(UInt32(truncatingIfNeeded: selected[offset]))]
+                    slots.kind[start &+ offset] = entry.kind
+                    slots.flags[start &+ offset] = entry.flags
+                    slots.field[start &+ offset] = entry.field
+                    slots.changeset[start &+ offset] = changeset
+                    listKinds |= 1 << UInt64(entry.kind & 63)
+                }
+                from = end
             }
         }
         // List slots are few in most histories: their indices in a second pass.
-        if !missing { return false }
-        missing = false
+        let listMask: UInt64 = 1 << UInt64(Kind.arrayInsert) | 1 << UInt64(Kind.arrayMove)
+            | 1 << UInt64(Kind.arrayErase) | 1 << UInt64(Kind.arrayUpdate)
+        assert((0..<64).allSatisfy {
+            (listMask >> UInt64($0) & 1 != 0) == !ScanEntry(
+                key: 0, table: 0, field: 0, kind: UInt8($0), flags: 0).fillsSlot
+        }, "the list kinds' mask differs from fillsSlot")
+        if listKinds & listMask == 0 { return false }
+        var missing = false
         index.withUnsafeMutableBufferPointer { index in
             priorSize.withUnsafeMutableBufferPointer { priorSize in
-                for offset in 0..<count where !pending[offset].entry.fillsSlot {
-                    if let list = pending[offset].entry.cachedListIndices {
-                        index[start + offset] = list.index
-                        priorSize[start + offset] = list.priorSize
-                    } else {
-                        missing = true
+                var from = 0
+                for run in runs {
+                    let end = Int(run.end)
+                    for offset in from..<end {
+                        let chosen = selected[offset]
+                        let entry = run.entries[Int(UInt32(truncatingIfNeeded: chosen))]
+                        if entry.fillsSlot { continue }
+                        if let list = entry.cachedListIndices {
+                            index[start + offset] = list.index
+                            priorSize[start + offset] = list.priorSize
+                        } else {
+                            missing = true
+                        }
                     }
+                    from = end
                 }
             }
         }

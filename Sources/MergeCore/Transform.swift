@@ -286,9 +286,8 @@ public struct Transformer: Sendable {
     var touched = TouchedFields()
     /// Scratch of the local scan (`scanLocalBatch`).
     var localBatch = LocalScanBatch()
-    /// The local instructions the history scan kept, before they enter the arena
-    /// (`scanHistory`).
-    var historyPending = ScratchBuffer<PendingSlot>()
+    /// The history changesets whose selections wait in `historySelected` (`scanHistory`).
+    var historyRuns = ScratchBuffer<SelectedRun>()
     /// `scanHistory`'s choice in one changeset: `node << 32 | position` per kept instruction.
     var historySelected = ScratchBuffer<UInt64>()
     /// Per offset of the node table's dense map: the mask of that key's node, with
