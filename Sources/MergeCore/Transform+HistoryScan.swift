@@ -93,9 +93,20 @@ extension Transformer {
                                     selected: selected)
                     continue
                 }
-                let chosen = maskedLoop && view.maskedTable == maskedTable
-                    ? nodes.selectMasked(column, keyMasks: keyMaskBuffer, into: selected)
-                    : nil
+                var chosen: Int?
+                if maskedLoop && view.maskedTable == maskedTable {
+                    var kept = 0
+                    let stop = nodes.selectMaskedRange(column, keyMasks: keyMaskBuffer,
+                                                       into: selected, from: 0, kept: &kept)
+                    if stop == column.count {
+                        nodes.resolveMasked(selected, count: kept, lookedUp: false)
+                        chosen = kept
+                    } else {
+                        chosen = nodes.selectMaskedLookingUp(
+                            column, touched: filter, keyMasks: keyMaskBuffer, into: selected,
+                            from: stop, kept: kept)
+                    }
+                }
                 if let kept = chosen ?? nodes.selectRelevant(
                     column, touched: filter, keyMasks: keyMasks ? keyMaskBuffer : nil,
                     into: selected)
@@ -402,7 +413,7 @@ extension ObjectNodeTable {
                 node = -1
                 keep = 0
             } else {
-                (node, keep) = classifyOne(entry, touched: touched)
+                (node, keep) = classifyOne(entry, touched: copy touched)
             }
             selected[kept] = UInt64(UInt32(bitPattern: node)) << 32
                 | UInt64(UInt32(truncatingIfNeeded: position))
@@ -418,18 +429,21 @@ extension ObjectNodeTable {
     /// map or churn workload is such a column, and the checks (and the registers they took)
     /// were about half of the loop's instructions.
     ///
-    /// Returns nil, with nothing meant, at a key beyond the map's window that the incoming
-    /// side may have touched (its bit in `denseOutsideBits` set): the caller then takes
-    /// `selectRelevant`, which looks such a key up.
+    /// From `start`, writes `offset << 32 | position` for each kept entry to
+    /// `selected[kept...]`, `offset` being the key's in the map (`resolveMasked` then puts
+    /// the nodes in place: one load fewer per entry here, and one register), and advances
+    /// `kept`. Returns the entries' count, or the position of the first key beyond the map's
+    /// window whose `denseOutsideBits` bit is set (it may have a node:
+    /// `selectMaskedLookingUp` looks it up and goes on).
     /// - Precondition: as `selectRelevant`'s, the map active, and every entry as above.
-    /// - Complexity: O(entries).
+    /// - Complexity: O(entries from `start`).
     @inline(__always)
-    func selectMasked(
+    func selectMaskedRange(
         _ entries: UnsafeBufferPointer<ScanEntry>, keyMasks masks: UnsafeBufferPointer<UInt64>,
-        into selected: UnsafeMutablePointer<UInt64>
-    ) -> Int? {
+        into selected: UnsafeMutablePointer<UInt64>, from start: Int, kept: inout Int
+    ) -> Int {
         precondition(denseActive && dense.count > 0 && masks.count == dense.count
-                        && dense.count <= Int(UInt32.max), "selectMasked needs the map")
+                        && dense.count + count < Int(UInt32.max), "selectMasked needs the map")
         assert(entries.allSatisfy {
             !$0.isGeneral && $0.table == denseTable && $0.field &+ 1 <= TouchedFields.maskedFields
         }, "selectMasked's entries are not all masked on the map's table")
@@ -438,10 +452,9 @@ extension ObjectNodeTable {
         let base = denseMin &- (1 << 63)
         let window = UInt64(dense.count)
         let outside = denseOutsideBits
-        var kept = 0
-        // The loop writes each position with its key's offset in the map, and the kept
-        // ones' nodes are read after it: one load fewer per entry, and one register.
-        for position in 0..<entries.count {
+        var written = kept
+        defer { kept = written }
+        for position in start..<entries.count {
             let entry = entries[position]
             let offset = entry.key &- base
             var keep = 0
@@ -449,18 +462,55 @@ extension ObjectNodeTable {
                 let shift = UInt64(Swift.min(entry.field, 61))
                 keep = Int(truncatingIfNeeded: masks[Int(offset)] >> shift & 1)
             } else if Self.outsideBit(outside, entry.key) {
-                return nil  // maybe touched beyond the window: looked up by the caller
+                return position  // maybe touched beyond the window: the caller looks it up
             }  // else beyond the window and never touched (as in `selectRelevant`)
-            selected[kept] = offset << 32 | UInt64(UInt32(truncatingIfNeeded: position))
-            kept &+= keep
+            selected[written] = offset << 32 | UInt64(UInt32(truncatingIfNeeded: position))
+            written &+= keep
         }
+        return entries.count
+    }
+
+    /// Finishes a `selectMaskedRange` over `column` that stopped at `stop` (a key beyond the
+    /// map's window that may have a node) with `kept` selections written: looks up each key
+    /// it stops at (`classifyOne`), goes on from the next, and resolves the nodes
+    /// (`resolveMasked`). Returns the selection's count: with `selectMaskedRange`, the
+    /// selection `selectRelevant` makes. Out of line, so that the common path stays small.
+    @inline(never)
+    func selectMaskedLookingUp(
+        _ column: UnsafeBufferPointer<ScanEntry>, touched: TouchedFields?,
+        keyMasks: UnsafeBufferPointer<UInt64>, into selected: UnsafeMutablePointer<UInt64>,
+        from stop: Int, kept: Int
+    ) -> Int {
+        var kept = kept
+        var position = stop
+        while position < column.count {
+            let (node, keep) = classifyOne(column[position], touched: touched)
+            selected[kept] = (UInt64(dense.count) &+ UInt64(UInt32(bitPattern: node))) << 32
+                | UInt64(UInt32(truncatingIfNeeded: position))
+            kept &+= keep
+            position = selectMaskedRange(column, keyMasks: keyMasks, into: selected,
+                                         from: position + 1, kept: &kept)
+        }
+        resolveMasked(selected, count: kept, lookedUp: true)
+        return kept
+    }
+
+    /// Replaces the map offsets of `selectMaskedRange`'s first `count` selections by their
+    /// nodes:
+    /// a value `v` of the high half below the map's length is an offset (its node is
+    /// `dense[v]`), any other, written by the caller for a key it looked up, is
+    /// `length + node` (only when `lookedUp`).
+    @inline(__always)
+    func resolveMasked(_ selected: UnsafeMutablePointer<UInt64>, count: Int, lookedUp: Bool) {
+        let window = UInt64(self.dense.count)
         let dense = UnsafeBufferPointer(self.dense.buffer)
-        for offset in 0..<kept {
+        for offset in 0..<count {
             let chosen = selected[offset]
-            let node = dense[Int(chosen >> 32)]
+            let high = chosen >> 32
+            let node = !lookedUp || high < window
+                ? dense[Int(high)] : Int32(truncatingIfNeeded: high &- window)
             selected[offset] = UInt64(UInt32(bitPattern: node)) << 32 | chosen & 0xFFFF_FFFF
         }
-        return kept
     }
 
     /// Writes, per offset of the dense map, which of that key's instructions the filter keeps
