@@ -294,8 +294,8 @@ extension TransformArena {
         guard let last = runs.last else { return false }
         let count = Int(last.end)
         let start = growColumns(by: count, changeset: 0)
-        // Column by column, a few at a time: written all at once, the six columns' addresses
-        // and the entry's fields did not fit the registers (40 instructions per slot).
+        // A few columns at a time, as `SlotWriters.writeEntries` (which needs the entries in
+        // order: here they are gathered through the selections).
         var listKinds: UInt64 = 0  // bit k set: some entry has kind k (every kind is below 64)
         withSlotWriters { slots in
             for offset in 0..<count {
@@ -320,13 +320,7 @@ extension TransformArena {
             }
         }
         // List slots are few in most histories: their indices in a second pass.
-        let listMask: UInt64 = 1 << UInt64(Kind.arrayInsert) | 1 << UInt64(Kind.arrayMove)
-            | 1 << UInt64(Kind.arrayErase) | 1 << UInt64(Kind.arrayUpdate)
-        assert((0..<64).allSatisfy {
-            (listMask >> UInt64($0) & 1 != 0) == !ScanEntry(
-                key: 0, table: 0, field: 0, kind: UInt8($0), flags: 0).fillsSlot
-        }, "the list kinds' mask differs from fillsSlot")
-        if listKinds & listMask == 0 { return false }
+        if listKinds & ScanEntry.listKindsMask == 0 { return false }
         var missing = false
         index.withUnsafeMutableBufferPointer { index in
             priorSize.withUnsafeMutableBufferPointer { priorSize in

@@ -145,16 +145,18 @@ struct TransformArena: Sendable {
         entries.withUnsafeBufferPointer { entries in
             nodes.withUnsafeBufferPointer { nodes in
                 withSlotWriters { slots in
+                    // A few columns at a time (`SlotWriters.writeEntries`).
                     for offset in 0..<count {
-                        let entry = entries[base + offset]
-                        precondition(listIndicesFollow || entry.fillsSlot,
-                                     "appendEntries needs slots without list indices")
-                        slots.write(start + offset, entry: entry, node: nodes[base + offset],
-                                    position: UInt32(offset))
+                        slots.node[start &+ offset] = nodes[base &+ offset]
+                        slots.position[start &+ offset] = UInt32(truncatingIfNeeded: offset)
                     }
+                    slots.writeEntries(UnsafeBufferPointer(rebasing: entries[base..<base + count]),
+                                       at: start)
                 }
             }
         }
+        assert(listIndicesFollow || entries[base..<base + count].allSatisfy(\.fillsSlot),
+               "appendEntries needs slots without list indices")
         if !listIndicesFollow { return false }
         return entries.withUnsafeBufferPointer { entries in
             fillCachedListIndices(entries, base: base, count: count, start: start)
@@ -176,12 +178,12 @@ struct TransformArena: Sendable {
         let start = growColumns(by: count, changeset: UInt32(changesetIndex))
         var lists = false
         withSlotWriters { slots in
+            // A few columns at a time (`SlotWriters.writeEntries`).
             for offset in 0..<count {
-                let entry = entries[offset]
-                slots.write(start + offset, entry: entry, node: nodeValue,
-                            position: UInt32(truncatingIfNeeded: offset))
-                lists = lists || !entry.fillsSlot
+                slots.node[start &+ offset] = nodeValue
+                slots.position[start &+ offset] = UInt32(truncatingIfNeeded: offset)
             }
+            lists = slots.writeEntries(entries, at: start)
         }
         if !lists { return false }
         return fillCachedListIndices(entries, base: 0, count: count, start: start)
@@ -196,6 +198,26 @@ struct TransformArena: Sendable {
         let field: UnsafeMutableBufferPointer<UInt32>
         let changeset: UnsafeMutableBufferPointer<UInt32>
         let position: UnsafeMutableBufferPointer<UInt32>
+
+        /// Writes the kind, flags and field of slots `start ..< start + entries.count` from
+        /// `entries`, in order; returns whether some entry has list indices
+        /// (`ScanEntry.fillsSlot` false). The callers write the other columns in loops of
+        /// their own: written all at once, the six columns' addresses and an entry's fields
+        /// did not fit the registers (about 40 instructions per slot, where these loops take
+        /// about a third of that).
+        @inline(__always)
+        @discardableResult
+        func writeEntries(_ entries: UnsafeBufferPointer<ScanEntry>, at start: Int) -> Bool {
+            var kinds: UInt64 = 0  // bit k set: some entry has kind k (every kind is below 64)
+            for offset in 0..<entries.count {
+                let entry = entries[offset]
+                kind[start &+ offset] = entry.kind
+                flags[start &+ offset] = entry.flags
+                field[start &+ offset] = entry.field
+                kinds |= 1 << UInt64(entry.kind & 63)
+            }
+            return kinds & ScanEntry.listKindsMask != 0
+        }
 
         /// Fills `slot` from `entry`, on `node`, at `position`; its changeset and list indices
         /// are the caller's.
@@ -1174,6 +1196,10 @@ struct ScanEntry: Sendable, Hashable {
     /// the whole entry took eight compares per scanned instruction.)
     @inline(__always)
     var isGeneral: Bool { kind == Self.general.kind }
+
+    /// Bit k set for each kind k whose slot needs list indices (`fillsSlot` false).
+    static let listKindsMask: UInt64 = 1 << UInt64(Kind.arrayInsert)
+        | 1 << UInt64(Kind.arrayMove) | 1 << UInt64(Kind.arrayErase) | 1 << UInt64(Kind.arrayUpdate)
 
     /// Whether the arena slot can be filled from the entry alone: kinds without list indices.
     @inline(__always)

@@ -451,6 +451,15 @@ struct TouchedFieldsTests {
         }
     }
 
+    @Test("the list kinds' mask marks exactly the kinds whose slots need list indices")
+    func listKindsMask() {
+        for kind in 0...UInt8.max {
+            let entry = ScanEntry(key: 0, table: 0, field: 0, kind: kind, flags: 0)
+            let masked = kind < 64 && ScanEntry.listKindsMask >> UInt64(kind) & 1 != 0
+            #expect(masked == !entry.fillsSlot, "kind \(kind)")
+        }
+    }
+
     @Test("the history scan keeps exactly what the node table and interacts keep")
     func historySelectionMatchesInteracts() {
         let random = RandomStream(seed: 11, id: StreamID(domain: 0x5346_4C44))
