@@ -822,9 +822,16 @@ public struct Transformer: Sendable {
     /// Buckets incoming object instructions by group root (stable counting sort).
     private mutating func buildIndex() {
         let nodeCount = nodes.count
-        nodeRoot.removeAll(keepingCapacity: true)
-        nodeRoot.reserveCapacity(nodeCount)
-        for node in 0..<Int32(nodeCount) { nodeRoot.append(nodes.find(node)) }
+        // The per-node arrays are sized first and written through raw views (an append per
+        // node checked the array's uniqueness: a third of this function's instructions).
+        var rootsOut = ContiguousArray<Int32>()  // out of `self` while `find` runs
+        swap(&rootsOut, &nodeRoot)
+        rootsOut.removeAll(keepingCapacity: true)
+        rootsOut.append(contentsOf: repeatElement(-1, count: nodeCount))
+        rootsOut.withUnsafeMutableBufferPointer { roots in
+            for node in 0..<nodeCount { roots[node] = self.nodes.find(Int32(node)) }
+        }
+        swap(&rootsOut, &nodeRoot)
         groupStart.removeAll(keepingCapacity: true)
         groupStart.append(contentsOf: repeatElement(0, count: nodeCount + 1))
         schemaPositions.removeAll(keepingCapacity: true)
@@ -864,13 +871,21 @@ public struct Transformer: Sendable {
         groupMinorsReady = false
         let packNow = schemaPositions.isEmpty && 8 * localCount >= arena.count - localCount
         groupPacked.removeAll(keepingCapacity: true)
-        groupPacked.reserveCapacity(nodeCount)
+        groupPacked.append(contentsOf: repeatElement(false, count: nodeCount))
         var anyPackedNow = false
-        for root in 0..<nodeCount {
-            let count = Int(groupStart[root + 1] - groupStart[root])
-            let packed = packNow && (!fieldRunsEnabled || count < fieldRunsGroupCountMin)
-            groupPacked.append(packed)
-            anyPackedNow = anyPackedNow || packed
+        if packNow {
+            let (starts, runsEnabled, runMin) = (groupStart, fieldRunsEnabled,
+                                                 fieldRunsGroupCountMin)
+            groupPacked.withUnsafeMutableBufferPointer { packedByRoot in
+                starts.withUnsafeBufferPointer { starts in
+                    for root in 0..<nodeCount {
+                        let count = Int(starts[root + 1] - starts[root])
+                        let packed = !runsEnabled || count < runMin
+                        packedByRoot[root] = packed
+                        anyPackedNow = anyPackedNow || packed
+                    }
+                }
+            }
         }
         groupBlockLower.removeAll(keepingCapacity: true)
         groupBlockLower.append(contentsOf: repeatElement(-1, count: nodeCount))
