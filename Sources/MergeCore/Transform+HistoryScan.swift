@@ -330,11 +330,9 @@ extension TransformArena {
                     for offset in from..<end {
                         let chosen = selected[offset]
                         let entry = run.entries[Int(UInt32(truncatingIfNeeded: chosen))]
-                        if entry.fillsSlot { continue }
-                        if let list = entry.cachedListIndices {
-                            index[start + offset] = list.index
-                            priorSize[start + offset] = list.priorSize
-                        } else {
+                        if Self.writeCachedListIndices(entry, slot: start + offset,
+                                                       index: index, priorSize: priorSize)
+                        {
                             missing = true
                         }
                     }

@@ -166,7 +166,7 @@ struct TransformArena: Sendable {
     /// Appends one slot per entry of a history changeset's uniform scan column
     /// (`ScanColumn.isUniform`), all on `node`, in changeset `changesetIndex`, at positions
     /// 0 ..< count, the list slots with the indices their entries cache: the slots
-    /// `appendPending` would append for the column's `PendingSlot`s, written straight from
+    /// `appendRuns` would append had the scan selected every entry, written straight from
     /// the column. Returns whether some list slot's entry caches none (the caller then fills
     /// it before anything reads it).
     mutating func appendUniform(
@@ -485,19 +485,30 @@ struct TransformArena: Sendable {
         var missing = false
         index.withUnsafeMutableBufferPointer { index in
             priorSize.withUnsafeMutableBufferPointer { priorSize in
-                for offset in 0..<count {
-                    let entry = entries[base + offset]
-                    if entry.fillsSlot { continue }
-                    if let list = entry.cachedListIndices {
-                        index[start + offset] = list.index
-                        priorSize[start + offset] = list.priorSize
-                    } else {
-                        missing = true
-                    }
+                for offset in 0..<count
+                where Self.writeCachedListIndices(entries[base + offset], slot: start + offset,
+                                                  index: index, priorSize: priorSize)
+                {
+                    missing = true
                 }
             }
         }
         return missing
+    }
+
+    /// For a list entry (`ScanEntry.fillsSlot` false), writes the indices it caches to
+    /// `slot` of the index and prior-size columns; returns whether it is a list entry that
+    /// caches none (its slot then needs `fillListIndices`).
+    @inline(__always)
+    static func writeCachedListIndices(
+        _ entry: ScanEntry, slot: Int, index: UnsafeMutableBufferPointer<UInt32>,
+        priorSize: UnsafeMutableBufferPointer<UInt32>
+    ) -> Bool {
+        if entry.fillsSlot { return false }
+        guard let list = entry.cachedListIndices else { return true }
+        index[slot] = list.index
+        priorSize[slot] = list.priorSize
+        return false
     }
 
     /// The list indices of `slot` as the merge left them.
