@@ -28,7 +28,7 @@ struct ScanColumn: @unchecked Sendable {
     /// The table of every entry when none is `general` and each field has a bit in the
     /// history scan's key masks (below `TouchedFields.maskedFields`, or `UInt32.max` for an
     /// object instruction); `UInt32.max` otherwise. A column on the node table's dense table
-    /// then takes the scan's short loop (`ObjectNodeTable.selectMasked`).
+    /// then takes the scan's short loop (`ObjectNodeTable.selectMaskedRange`).
     let maskedTable: UInt32
 
     fileprivate init(chunk: ScanColumnChunk, base: UnsafePointer<ScanEntry>, count: Int) {

@@ -458,6 +458,13 @@ struct TouchedFieldsTests {
             let masked = kind < 64 && ScanEntry.listKindsMask >> UInt64(kind) & 1 != 0
             #expect(masked == !entry.fillsSlot, "kind \(kind)")
         }
+        // The loops test `kind & 63`: exact for the instruction codes and for `general`.
+        let kinds = [Kind.addTable, Kind.createObject, Kind.eraseObject, Kind.update,
+                     Kind.addInteger, Kind.addColumn, Kind.eraseColumn, Kind.arrayInsert,
+                     Kind.arrayMove, Kind.arrayErase, Kind.clear, Kind.setInsert, Kind.setErase,
+                     Kind.arrayUpdate]
+        #expect(kinds.allSatisfy { $0 < 64 })
+        #expect(ScanEntry.listKindsMask >> UInt64(ScanEntry.general.kind & 63) & 1 == 0)
     }
 
     @Test("the history scan keeps exactly what the node table and interacts keep")
