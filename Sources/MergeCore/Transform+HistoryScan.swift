@@ -109,17 +109,8 @@ extension Transformer {
                 }
                 var chosen: Int?
                 if maskedLoop && view.maskedTable == maskedTable {
-                    var kept = 0
-                    let stop = nodes.selectMaskedRange(column, keyMasks: keyMaskBuffer,
-                                                       into: selected, from: 0, kept: &kept)
-                    if stop == column.count {
-                        nodes.resolveMasked(selected, count: kept, lookedUp: false)
-                        chosen = kept
-                    } else {
-                        chosen = nodes.selectMaskedLookingUp(
-                            column, touched: filter, keyMasks: keyMaskBuffer, into: selected,
-                            from: stop, kept: kept)
-                    }
+                    chosen = nodes.selectMasked(column, touched: filter, keyMasks: keyMaskBuffer,
+                                                into: selected)
                 }
                 if let kept = chosen ?? nodes.selectRelevant(
                     column, touched: filter, keyMasks: keyMasks ? keyMaskBuffer : nil,
@@ -234,15 +225,6 @@ extension Transformer {
         }
     }
 
-    /// The scan column's entries of local changeset `index`, if it has one (`columnView`).
-    @inline(__always)
-    private func columnEntries(_ index: Int) -> UnsafeBufferPointer<ScanEntry>? {
-        changesets.local.withUnsafeBufferPointer { locals in
-            guard let column = locals[index].scanColumn else { return nil }
-            return column.entries
-        }
-    }
-
     /// How many local changesets ahead `scanHistory` asks for a scan column's cache lines.
     static let columnPrefetchDistance = 4
 
@@ -250,7 +232,7 @@ extension Transformer {
     /// without waiting for them.
     @inline(__always)
     private func prefetchColumn(_ index: Int) {
-        guard index < localChangesetCount, let column = columnEntries(index) else { return }
+        guard index < localChangesetCount, let column = columnView(index)?.entries else { return }
         let base = UnsafeRawPointer(column.baseAddress!)
         let bytes = column.count * MemoryLayout<ScanEntry>.stride
         var offset = 0
@@ -475,6 +457,26 @@ extension ObjectNodeTable {
             written &+= keep
         }
         return entries.count
+    }
+
+    /// The selection `selectRelevant` makes of a masked column on the map's table
+    /// (`ScanColumn.maskedTable`), in `selected[0 ..< kept]`: `selectMaskedRange` over the
+    /// column, then `resolveMasked`, or, if it stopped at a key beyond the window,
+    /// `selectMaskedLookingUp`, out of line. Returns `kept`.
+    @inline(__always)
+    func selectMasked(
+        _ column: UnsafeBufferPointer<ScanEntry>, touched: TouchedFields?,
+        keyMasks: UnsafeBufferPointer<UInt64>, into selected: UnsafeMutablePointer<UInt64>
+    ) -> Int {
+        var kept = 0
+        let stop = selectMaskedRange(column, keyMasks: keyMasks, into: selected, from: 0,
+                                     kept: &kept)
+        if stop == column.count {
+            resolveMasked(selected, count: kept, lookedUp: false)
+            return kept
+        }
+        return selectMaskedLookingUp(column, touched: touched, keyMasks: keyMasks,
+                                     into: selected, from: stop, kept: kept)
     }
 
     /// Finishes a `selectMaskedRange` over `column` that stopped at `stop` (a key beyond the

@@ -1034,12 +1034,7 @@ extension Transformer {
             if let mismatch = outcome.mismatch { throw mismatch }
             cursor = outcome.stoppedAt
             if !arena.isAlive(major) || cursor >= to { return }
-            let minor = Int(groupPositions[cursor])
-            cursor += 1
-            if arena.isAlive(minor) {
-                try mergePair(major, minor)
-                if !arena.isAlive(major) { return }
-            }
+            if try !mergeStoppedMinor(major, at: &cursor) { return }
         }
     }
 

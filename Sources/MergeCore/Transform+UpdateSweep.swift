@@ -49,9 +49,9 @@ extension Transformer {
 
     /// Whether a sweep can start at local object instruction `major` of kind `kind`: its kind
     /// and its group as the sweep takes them (`TransformArena.sweepTakes`). Checked in the
-    /// walk, inline,
-    /// before each sweep: a hot object's group (a client integrating a large download: every
-    /// group) would stop the sweep at once, and then the call alone cost more than the check.
+    /// walk, inline, before each sweep: a hot object's group (a client integrating a large
+    /// download: every group) would stop the sweep at once, and then the call alone cost more
+    /// than the check.
     @inline(__always)
     func sweepStarts(at major: Int, kind: UInt8) -> Bool {
         guard TransformArena.sweepTakes(kind: kind) else { return false }
@@ -79,13 +79,23 @@ extension Transformer {
                 major: major, minors: groupPositions, from: groupIndex, to: groupEnd,
                 ranks: changesetRank)
             if !arena.isAlive(major) || groupIndex >= groupEnd { return }
-            let minor = Int(groupPositions[groupIndex])
-            groupIndex += 1
-            if arena.isAlive(minor) {
-                try mergePair(major, minor)
-                if !arena.isAlive(major) { return }
-            }
+            if try !mergeStoppedMinor(major, at: &groupIndex) { return }
         }
+    }
+
+    /// The minor at group position `cursor`, where a tight loop over `major`'s group stopped,
+    /// through the generic rules (`mergePair`, if it is alive); advances `cursor`. Returns
+    /// whether `major` is still alive. Shared by the Update and list loops'
+    /// `mergeUpdateMajor` and `mergeListMajor`.
+    @inline(__always)
+    mutating func mergeStoppedMinor(_ major: Int, at cursor: inout Int) throws(MergeError)
+        -> Bool
+    {
+        let minor = Int(groupPositions[cursor])
+        cursor += 1
+        guard arena.isAlive(minor) else { return true }
+        try mergePair(major, minor)
+        return arena.isAlive(major)
     }
 }
 
@@ -283,8 +293,7 @@ extension TransformArena {
             let record = packed[cursor]
             if record.flags & Self.alive == 0 || record.node != node { continue }
             if record.kind == Kind.eraseObject && record.rank > rank { return false }
-            flags[Int(minors[cursor])] &= ~Self.alive
-            packed[cursor].flags &= ~Self.alive
+            discardPacked(cursor, packed: packed, flags: flags, minors: minors)
         }
         return true
     }

@@ -455,11 +455,21 @@ struct TransformArena: Sendable {
                 ? record.rank > major.rank
                 : major.isDefault
             if majorLoses { return (cursor + 1, false) }
-            flags[Int(minors[cursor])] &= ~Self.alive
-            packed[cursor].flags &= ~Self.alive
+            discardPacked(cursor, packed: packed, flags: flags, minors: minors)
             cursor += 1
         }
         return (cursor, true)
+    }
+
+    /// `discard` of the packed minor at group position `cursor`, through raw views: its
+    /// slot's flags (through `minors`) and its record.
+    @inline(__always)
+    static func discardPacked(
+        _ cursor: Int, packed: UnsafeMutableBufferPointer<GroupMinor>,
+        flags: UnsafeMutableBufferPointer<UInt8>, minors: UnsafeBufferPointer<Int32>
+    ) {
+        flags[Int(minors[cursor])] &= ~alive
+        packed[cursor].flags &= ~alive
     }
 
     /// `instruction` with the list indices and prior size of `slot`.

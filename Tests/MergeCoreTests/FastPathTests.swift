@@ -563,26 +563,23 @@ struct TouchedFieldsTests {
                 masked.append(entry)
                 maskedObjects.append(object)
             }
-            // As the history scan runs it: the short loop, then, if it stopped at a key
-            // beyond the window, the lookups out of line.
+            // As the history scan runs it (the short loop, and the lookups out of line
+            // where it stops at a key beyond the window that may have a node).
             var selected = [UInt64](repeating: .max, count: masked.count)
-            var kept = 0
-            masked.withUnsafeBufferPointer { entries in
+            let kept = masked.withUnsafeBufferPointer { entries in
                 keyMasks.withUnsafeBufferPointer { masks in
                     selected.withUnsafeMutableBufferPointer { selected in
-                        let out = selected.baseAddress!
-                        let stop = table.selectMaskedRange(entries, keyMasks: masks, into: out,
-                                                           from: 0, kept: &kept)
-                        if stop == entries.count {
-                            table.resolveMasked(out, count: kept, lookedUp: false)
-                        } else {
-                            maskedStops += 1
-                            kept = table.selectMaskedLookingUp(
-                                entries, touched: filter, keyMasks: masks, into: out,
-                                from: stop, kept: kept)
-                        }
+                        table.selectMasked(entries, touched: filter, keyMasks: masks,
+                                           into: selected.baseAddress!)
                     }
                 }
+            }
+            let window = UInt64(table.dense.count)
+            if masked.contains(where: {
+                ($0.key ^ 1 << 63) &- table.denseMin >= window
+                    && ObjectNodeTable.outsideBit(table.denseOutsideBits, $0.key)
+            }) {
+                maskedStops += 1
             }
             var model: [UInt64] = []
             for (position, object) in maskedObjects.enumerated() {
@@ -594,7 +591,6 @@ struct TouchedFieldsTests {
             #expect(Array(selected[0..<kept]) == model, "round \(round) masked")
             maskedKept += kept
             // Kept keys beyond the window: their nodes were looked up, not read from the map.
-            let window = UInt64(table.dense.count)
             maskedBeyond += selected[0..<kept].filter {
                 (masked[Int(UInt32(truncatingIfNeeded: $0))].key ^ 1 << 63) &- table.denseMin
                     >= window
