@@ -840,11 +840,17 @@ extension TransformArena {
         let slots = run.slots
         var cellStats = ListCellStats()
         // The copies' space, reused from run to run (taken out of `self` for the loop).
-        var (cellSpace, chunkSpace) = (listCellSpace, listChunkSpace)
-        (listCellSpace, listChunkSpace) = ([], [])
+        var (cellSpace, chunkSpace, majorSpace) = (listCellSpace, listChunkSpace, listMajorSpace)
+        (listCellSpace, listChunkSpace, listMajorSpace) = ([], [], [])
         defer {
             listCellStats.add(cellStats)
-            (listCellSpace, listChunkSpace) = (cellSpace, chunkSpace)
+            (listCellSpace, listChunkSpace, listMajorSpace) = (cellSpace, chunkSpace, majorSpace)
+        }
+        if majorSpace.count < slots.count {
+            majorSpace = ContiguousArray(
+                repeating: ListMajor(node: 0, field: 0, isInsert: false, rank: 0, index: 0,
+                                     size: 0),
+                count: slots.count)
         }
         return withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
             var moved = ListTouchedStep(below: 0, untouched: 0)
@@ -891,10 +897,10 @@ extension TransformArena {
                     // Chunks of one copy at the least.
                     chunkSpace = ContiguousArray(repeating: ListCellChunk(), count: 2 * length)
                 }
-                let mismatch = Self.withSpaces(&cellSpace, &chunkSpace) { space, chunkSpace
-                    -> MergeError? in
+                let mismatch = Self.withSpaces(&cellSpace, &chunkSpace, &majorSpace) {
+                    space, chunkSpace, majorSpace -> MergeError? in
                     // A uniform block (not unrelated) is on the run's list: its majors meet
-                    // a copy of its alive minors (`Transform+ListCells.swift`).
+                    // a copy of its alive minors (`Transform+ListCells.swift`), in tiles.
                     var cells = uniform
                         ? ListCells(block, buffers: buffers, space: space, chunkSpace: chunkSpace,
                                     chunkLength: chunkLength)
@@ -904,6 +910,38 @@ extension TransformArena {
                             used.finish()
                             cellStats.add(used.stats)
                         }
+                    }
+                    if var tiled = cells {
+                        var count = 0
+                        for major in slots where buffers.flags[major] & Self.alive != 0 {
+                            majorSpace[count] = ListMajor(
+                                node: nodes[major], field: fields[major],
+                                isInsert: kinds[major] == Kind.arrayInsert,
+                                rank: ranks[Int(owners[major])], index: buffers.indices[major],
+                                size: buffers.sizes[major])
+                            count += 1
+                        }
+                        let majors = UnsafeMutableBufferPointer(rebasing: majorSpace[0..<count])
+                        if tiled.meetTiles(majors, tileLength: chunkLength) == nil {
+                            cells = tiled
+                            var next = 0
+                            for major in slots where buffers.flags[major] & Self.alive != 0 {
+                                let state = majors[next]
+                                next += 1
+                                buffers.store(state, at: major)
+                                if state.alive {
+                                    summary.add(node: state.node, field: state.field,
+                                                index: state.index, size: state.size,
+                                                isInsert: state.isInsert)
+                                }
+                            }
+                            return nil
+                        }
+                        // Prior sizes that do not chain: the walk below, major by major from
+                        // fresh copies, reports the mismatch the pairwise walk finds first.
+                        cellStats.tileRestarts += 1
+                        cells = ListCells(block, buffers: buffers, space: space,
+                                          chunkSpace: chunkSpace, chunkLength: chunkLength)
                     }
                     for major in slots where buffers.flags[major] & Self.alive != 0 {
                         var state = ListMajor(
@@ -944,15 +982,18 @@ extension TransformArena {
         }
     }
 
-    /// Runs `body` with raw views of `cells` and `chunks`.
+    /// Runs `body` with raw views of `cells`, `chunks` and `majors`.
     @inline(__always)
     private static func withSpaces<Result>(
         _ cells: inout ContiguousArray<ListCell>, _ chunks: inout ContiguousArray<ListCellChunk>,
-        _ body: (UnsafeMutableBufferPointer<ListCell>, UnsafeMutableBufferPointer<ListCellChunk>)
-            -> Result
+        _ majors: inout ContiguousArray<ListMajor>,
+        _ body: (UnsafeMutableBufferPointer<ListCell>, UnsafeMutableBufferPointer<ListCellChunk>,
+                 UnsafeMutableBufferPointer<ListMajor>) -> Result
     ) -> Result {
         cells.withUnsafeMutableBufferPointer { cells in
-            chunks.withUnsafeMutableBufferPointer { chunks in body(cells, chunks) }
+            chunks.withUnsafeMutableBufferPointer { chunks in
+                majors.withUnsafeMutableBufferPointer { majors in body(cells, chunks, majors) }
+            }
         }
     }
 

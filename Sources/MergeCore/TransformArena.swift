@@ -72,6 +72,8 @@ struct TransformArena: Sendable {
     /// Space for `ListCells` (`walkTouchedBlocks`), kept from merge to merge.
     var listCellSpace: ContiguousArray<ListCell> = []
     var listChunkSpace: ContiguousArray<ListCellChunk> = []
+    /// The majors of a run as `ListCells.meetTiles` meets them, kept likewise.
+    var listMajorSpace: ContiguousArray<ListMajor> = []
 
     var count: Int { kind.count }
 

@@ -317,6 +317,10 @@ struct ListBlockTests {
         // Majors of touching runs met uniform blocks by each path (`ListCells`).
         #expect(cells.passed > 1000 && cells.passedAtTie > 100 && cells.walked > 1000,
                 "\(cells)")
+        // Tiles of majors passed chunks whole on each side (`ListCellTilesTests` has the
+        // prior-size mismatches, which the typing sides here never bring to the copies).
+        #expect(cells.tilesAbove > 100 && cells.tilesAtTie > 100 && cells.tilesBelow > 100,
+                "\(cells)")
         print("regions: \(stats), cells: \(cells)")
     }
 
