@@ -215,15 +215,12 @@ struct ListMajorRun: Sendable {
     @inline(__always)
     mutating func passUniform(_ blocks: UnsafeMutableBufferPointer<ListBlock>, from: Int,
                               to: Int) -> Int {
-        var cursor = ListRunCursor(summary, indexOffset: 0, sizeOffset: 0)
+        var cursor = ListRunCursor(summary)
         var blockIndex = from
         while blockIndex < to && cursor.pass(blocks.baseAddress! + blockIndex) {
             blockIndex += 1
         }
-        (summary.minIndex, summary.maxBelow, summary.firstSize) = (cursor.minIndex,
-                                                                   cursor.maxBelow, cursor.size)
-        indexOffset &+= cursor.indexOffset
-        sizeOffset &+= cursor.sizeOffset
+        cursor.finish(&self)
         return blockIndex
     }
 
@@ -239,79 +236,94 @@ struct ListMajorRun: Sendable {
         offsets: UnsafeBufferPointer<Int32>, steps: UnsafeBufferPointer<ListTouchedStep>,
         from start: Int, moved: inout ListTouchedStep
     ) -> Int {
+        if start >= offsets.count { return start }
         let alive = summary.count != 0
-        var cursor = ListRunCursor(summary, indexOffset: indexOffset, sizeOffset: sizeOffset)
+        var cursor = ListRunCursor(summary)
+        // Each step is a sum from the first touched block on: `moved`, applied before, comes
+        // off.
+        let (movedBelow, movedUntouched) = (moved.below, moved.untouched)
         var index = start
         while index < offsets.count {
             let step = steps[index]
-            let stepBelow = step.below - moved.below
-            let stepSize = step.untouched - moved.untouched
-            moved = step
-            // As `shiftIndices` and `shiftSizes` of the summary.
-            cursor.indexOffset &+= Int32(truncatingIfNeeded: stepBelow)
-            cursor.minIndex = UInt32(truncatingIfNeeded: Int64(cursor.minIndex) + stepBelow)
-            cursor.maxBelow += stepBelow
-            cursor.sizeOffset &+= Int32(truncatingIfNeeded: stepSize)
-            cursor.size = UInt32(truncatingIfNeeded: Int64(cursor.size) + stepSize)
+            (cursor.stepBelow, cursor.stepAll) = (step.below &- movedBelow,
+                                                  step.untouched &- movedUntouched)
             // A run whose majors are all discarded meets nothing more.
             if alive && !cursor.pass(blocks.baseAddress! + base + Int(offsets[index])) { break }
             index += 1
         }
-        (summary.minIndex, summary.maxBelow, summary.firstSize) = (cursor.minIndex,
-                                                                   cursor.maxBelow, cursor.size)
-        (indexOffset, sizeOffset) = (cursor.indexOffset, cursor.sizeOffset)
+        moved = steps[min(index, offsets.count - 1)]
+        cursor.finish(&self)
         return index
     }
 }
 
 /// A run's state while `ListMajorRun.passUniform` and `passTouched` pass blocks, in registers:
-/// the summary's list, net delta, min index, max below and first prior size, and the shifts
-/// its majors are owed.
+/// the summary's list, net delta, min index, max below and first prior size as the run
+/// started, and what moved it since, as sums: the steps' (`passTouched`: the untouched
+/// blocks before each touched one; set by the caller), and the net deltas of the blocks
+/// passed (below the run, for its indices; all of them, for its prior sizes). Sums, rather
+/// than a summary moved at each block, leave fewer values for the registers.
 struct ListRunCursor {
     let node: Int32
     let field: UInt32
     let runDelta: Int64
-    var minIndex: UInt32
-    var maxBelow: Int64
-    var size: UInt32
-    var indexOffset: Int32
-    var sizeOffset: Int32
+    let minIndex: Int64
+    let maxBelow: Int64
+    let size: Int64
+    var stepBelow: Int64 = 0
+    var stepAll: Int64 = 0
+    var passedBelow: Int64 = 0
+    var passedAll: Int64 = 0
 
     @inline(__always)
-    init(_ summary: ListRunSummary, indexOffset: Int32, sizeOffset: Int32) {
+    init(_ summary: ListRunSummary) {
         (node, field, runDelta) = (summary.node, summary.field, summary.netDelta)
-        (minIndex, maxBelow, size) = (summary.minIndex, summary.maxBelow, summary.firstSize)
-        (self.indexOffset, self.sizeOffset) = (indexOffset, sizeOffset)
+        (minIndex, maxBelow, size) = (Int64(summary.minIndex), summary.maxBelow,
+                                      Int64(summary.firstSize))
     }
+
+    /// How far the run's indices and prior sizes have moved.
+    var indexShift: Int64 { stepBelow &+ passedBelow }
+    var sizeShift: Int64 { stepAll &+ passedAll }
 
     /// Passes `block` whole if the summaries prove the outcome (uniform on the run's list, at
     /// the run's prior size, above or below every major): the block's side applied to it, the
-    /// run's to `self`. False, with nothing changed, when the block must be walked.
+    /// run's to `self`. False, with nothing changed, when the block must be walked. The
+    /// run's min index and first prior size are taken as its summary holds them (truncated
+    /// to 32 bits).
     @inline(__always)
     mutating func pass(_ block: UnsafeMutablePointer<ListBlock>) -> Bool {
+        let runSize = UInt32(truncatingIfNeeded: size &+ sizeShift)
         guard block.pointee.state == .uniform && block.pointee.summary.node == node
-            && block.pointee.summary.field == field && block.pointee.summary.firstSize == size
+            && block.pointee.summary.field == field && block.pointee.summary.firstSize == runSize
         else { return false }
         let blockMin = Int64(block.pointee.summary.minIndex)
         let blockMaxBelow = block.pointee.summary.maxBelow
-        let above = blockMin > maxBelow
-        guard above || blockMaxBelow < Int64(minIndex) else { return false }
+        let above = blockMin > maxBelow &+ indexShift
+        guard above || blockMaxBelow < Int64(UInt32(truncatingIfNeeded: minIndex &+ indexShift))
+        else { return false }
         let blockDelta = block.pointee.summary.netDelta
         // Above: the block's indices move by the run's delta. Below: the run's by the
         // block's. Prior sizes move either way.
         let blockShift = above ? runDelta : 0
-        let runShift = above ? 0 : blockDelta
         block.pointee.indexOffset &+= Int32(truncatingIfNeeded: blockShift)
         block.pointee.summary.minIndex = UInt32(truncatingIfNeeded: blockMin &+ blockShift)
         block.pointee.summary.maxBelow = blockMaxBelow &+ blockShift
         block.pointee.sizeOffset &+= Int32(truncatingIfNeeded: runDelta)
-        block.pointee.summary.firstSize = UInt32(truncatingIfNeeded: Int64(size) &+ runDelta)
-        indexOffset &+= Int32(truncatingIfNeeded: runShift)
-        minIndex = UInt32(truncatingIfNeeded: Int64(minIndex) &+ runShift)
-        maxBelow &+= runShift
-        sizeOffset &+= Int32(truncatingIfNeeded: blockDelta)
-        size = UInt32(truncatingIfNeeded: Int64(size) &+ blockDelta)
+        block.pointee.summary.firstSize = UInt32(truncatingIfNeeded: Int64(runSize) &+ runDelta)
+        passedBelow &+= above ? 0 : blockDelta
+        passedAll &+= blockDelta
         return true
+    }
+
+    /// Moves `run`'s summary as the cursor moved, and adds the shifts its majors are owed.
+    @inline(__always)
+    func finish(_ run: inout ListMajorRun) {
+        run.summary.minIndex = UInt32(truncatingIfNeeded: minIndex &+ indexShift)
+        run.summary.maxBelow = maxBelow &+ indexShift
+        run.summary.firstSize = UInt32(truncatingIfNeeded: size &+ sizeShift)
+        run.indexOffset &+= Int32(truncatingIfNeeded: indexShift)
+        run.sizeOffset &+= Int32(truncatingIfNeeded: sizeShift)
     }
 }
 
