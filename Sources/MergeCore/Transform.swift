@@ -1101,54 +1101,57 @@ public struct Transformer: Sendable {
         // The arena's columns through raw views as well (subscripts of the arrays checked
         // bounds and reloaded bases: about 38 instructions per re-indexed slot at K = 100).
         precondition(localCount <= min(arena.count, arena.position.count), "slots beyond the arena")
-        arena.withColumns { columns in arena.position.withUnsafeBufferPointer { positions in
-        discards.withUnsafeMutableBufferPointer { discards in
-            reindexPositions.withUnsafeMutableBufferPointer { reindexPositions in
-                reindexed.withUnsafeMutableBufferPointer { reindexed in
-                    for changesetIndex in 0..<localChangesetCount {
-                        let slotEnd = changesetIndex + 1 == localChangesetCount
-                            ? localCount : changesetFirstSlot[changesetIndex + 1]
-                        var slot = changesetFirstSlot[changesetIndex]
-                        if slot == slotEnd { continue }
-                        let (discardFrom, reindexFrom) = (discard, reindex)
-                        let replacementsFrom = edits.replacementPositions.count
-                        while slot < slotEnd {
-                            let slotFlags = columns.flags[slot]
-                            if slotFlags & alive == 0 {
-                                discards[discard] = positions[slot]
-                                discard += 1
-                            } else if slotFlags & replaced != 0 {
-                                // A folded increment (replaced in the merge's copy of the
-                                // changeset); a replaced instruction is never a list one, so
-                                // it is never dirty.
-                                precondition(slotFlags & dirty == 0, "replaced list instruction")
-                                let position = Int(positions[slot])
-                                edits.appendReplacement(
-                                    position: position,
-                                    changesets.local[changesetIndex].instructions[position])
-                            } else if slotFlags & dirty != 0 {
-                                reindexPositions[reindex] = positions[slot]
-                                reindexed[reindex] = columns.kind[slot] == Kind.arrayMove
-                                    ? arena.listIndices(slot)
-                                    : ListIndices(index: columns.index[slot], index2: 0,
-                                                  priorSize: columns.priorSize[slot])
-                                reindex += 1
+        arena.withColumns { columns in
+            arena.position.withUnsafeBufferPointer { positions in
+                discards.withUnsafeMutableBufferPointer { discards in
+                    reindexPositions.withUnsafeMutableBufferPointer { reindexPositions in
+                        reindexed.withUnsafeMutableBufferPointer { reindexed in
+                            for changesetIndex in 0..<localChangesetCount {
+                                let slotEnd = changesetIndex + 1 == localChangesetCount
+                                    ? localCount : changesetFirstSlot[changesetIndex + 1]
+                                var slot = changesetFirstSlot[changesetIndex]
+                                if slot == slotEnd { continue }
+                                let (discardFrom, reindexFrom) = (discard, reindex)
+                                let replacementsFrom = edits.replacementPositions.count
+                                while slot < slotEnd {
+                                    let slotFlags = columns.flags[slot]
+                                    if slotFlags & alive == 0 {
+                                        discards[discard] = positions[slot]
+                                        discard += 1
+                                    } else if slotFlags & replaced != 0 {
+                                        // A folded increment (replaced in the merge's copy
+                                        // of the changeset); a replaced instruction is never
+                                        // a list one, so it is never dirty.
+                                        precondition(slotFlags & dirty == 0,
+                                                     "replaced list instruction")
+                                        let position = Int(positions[slot])
+                                        edits.appendReplacement(
+                                            position: position,
+                                            changesets.local[changesetIndex].instructions[position])
+                                    } else if slotFlags & dirty != 0 {
+                                        reindexPositions[reindex] = positions[slot]
+                                        reindexed[reindex] = columns.kind[slot] == Kind.arrayMove
+                                            ? arena.listIndices(slot)
+                                            : ListIndices(index: columns.index[slot], index2: 0,
+                                                          priorSize: columns.priorSize[slot])
+                                        reindex += 1
+                                    }
+                                    slot += 1
+                                }
+                                // A changeset without edits adds no entry (`endChangeset` would
+                                // find its ends equal to the last ones).
+                                if discard != discardFrom || reindex != reindexFrom
+                                    || edits.replacementPositions.count != replacementsFrom
+                                {
+                                    edits.endChangeset(changesetIndex, discardEnd: discard,
+                                                       reindexEnd: reindex)
+                                }
                             }
-                            slot += 1
-                        }
-                        // A changeset without edits adds no entry (`endChangeset` would
-                        // find its ends equal to the last ones).
-                        if discard != discardFrom || reindex != reindexFrom
-                            || edits.replacementPositions.count != replacementsFrom
-                        {
-                            edits.endChangeset(changesetIndex, discardEnd: discard,
-                                               reindexEnd: reindex)
                         }
                     }
                 }
             }
         }
-        } }
         precondition(discard == discards.count && reindex == reindexed.count,
                      "local edits miscounted")
     }
