@@ -836,8 +836,8 @@ extension TransformArena {
     /// meets the block as `Transformer.mergeMajorRun` does: it passes it whole if the
     /// summaries show the outcome, else its majors meet it one by one (every alive minor of a
     /// uniform block is an ArrayInsert or ArrayErase on the run's list, so only a prior-size
-    /// mismatch or a discard stops a walk; each major passes a copy of the block whole when
-    /// it can, `ListCells`) and the run is summarised again. A change of the
+    /// mismatch or a discard stops a walk; the majors, in tiles, pass chunks of a copy of the
+    /// block whole when they can, `ListCells`) and the run is summarised again. A change of the
     /// run's net delta is appended to `deltaChanges` (the block's offset and the new delta).
     /// - Returns: `stoppedAfter`, the index in `offsets` of the block after whose walk the
     ///   majors no longer chain (nil when the run met every block), or the mismatch. The
@@ -865,6 +865,14 @@ extension TransformArena {
                 count: slots.count)
         }
         return withListRunBuffers(minors: minors, withBlocks: true) { buffers, blockBuffer in
+            /// Local slot `major` as the loops update it.
+            @inline(__always)
+            func listMajor(_ major: Int) -> ListMajor {
+                ListMajor(node: nodes[major], field: fields[major],
+                          isInsert: kinds[major] == Kind.arrayInsert,
+                          rank: ranks[Int(owners[major])], index: buffers.indices[major],
+                          size: buffers.sizes[major])
+            }
             var moved = ListTouchedStep(below: 0, untouched: 0)
             var currentDelta = run.summary.netDelta
             var index = 0
@@ -926,11 +934,7 @@ extension TransformArena {
                     if var tiled = cells {
                         var count = 0
                         for major in slots where buffers.flags[major] & Self.alive != 0 {
-                            majorSpace[count] = ListMajor(
-                                node: nodes[major], field: fields[major],
-                                isInsert: kinds[major] == Kind.arrayInsert,
-                                rank: ranks[Int(owners[major])], index: buffers.indices[major],
-                                size: buffers.sizes[major])
+                            majorSpace[count] = listMajor(major)
                             count += 1
                         }
                         let majors = UnsafeMutableBufferPointer(rebasing: majorSpace[0..<count])
@@ -956,11 +960,7 @@ extension TransformArena {
                                           chunkSpace: chunkSpace, chunkLength: chunkLength)
                     }
                     for major in slots where buffers.flags[major] & Self.alive != 0 {
-                        var state = ListMajor(
-                            node: nodes[major], field: fields[major],
-                            isInsert: kinds[major] == Kind.arrayInsert,
-                            rank: ranks[Int(owners[major])], index: buffers.indices[major],
-                            size: buffers.sizes[major])
+                        var state = listMajor(major)
                         if cells != nil {
                             let mismatch = cells!.meet(&state)
                             buffers.store(state, at: major)

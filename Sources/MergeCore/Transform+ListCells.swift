@@ -60,10 +60,10 @@ struct ListCell {
     var alive = true
 }
 
-/// How majors met `ListCells`: passed whole (of which at a tie), or walked.
-/// Of those passes, how many were a whole tile's (`ListCells.meetTiles`), above its majors,
-/// at a tie, or below them; and the blocks met major by major again after a tile walk found
-/// a prior-size mismatch.
+/// How majors met `ListCells`: passed whole (of which at a tie), or walked; how many passes
+/// were a whole tile's (`ListCells.meetTiles`), above its majors, at a tie or below them; and
+/// how many blocks were met again major by major after their tiles found a prior-size
+/// mismatch.
 struct ListCellStats: Sendable {
     var passed = 0
     var passedAtTie = 0
