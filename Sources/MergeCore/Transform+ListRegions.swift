@@ -274,6 +274,7 @@ struct ListRegions: Sendable {
     /// regions within `margin` of it (or starts one), and its net delta `delta` moves that
     /// region's end and every later region.
     /// - Returns: the identity of its region, or nil when the region's interval would invert.
+    @inline(__always)
     private mutating func replayAdd(low: Int64, high: Int64, delta: Int64,
                                     margin: Int64) -> Int32? {
         precondition(parentCount < replayParents.count, "more zones than replayBegin allowed")
