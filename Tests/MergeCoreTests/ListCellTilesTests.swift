@@ -7,8 +7,8 @@
 import Randomness
 import Testing
 
-/// One side of a tile test: list edits in one frame chain (each prior size is the first's
-/// plus the deltas before it), their indices within a few positions of `around`.
+/// One side of a tile test: list edits whose prior sizes chain (each the first's plus the
+/// deltas before it), their indices within `spread` positions of `around`.
 private struct TileSide {
     var isInsert: [Bool] = []
     var index: [UInt32] = []
