@@ -41,6 +41,12 @@ struct SelectedRun: @unchecked Sendable {
     var entries: UnsafePointer<ScanEntry>
     var changeset: UInt32
     var end: UInt32
+
+    /// The entry `selection` (`node << 32 | position`) names in this run's column.
+    @inline(__always)
+    func entry(_ selection: UInt64) -> ScanEntry {
+        entries[Int(UInt32(truncatingIfNeeded: selection))]
+    }
 }
 
 extension Transformer {
@@ -262,7 +268,7 @@ extension Transformer {
         for run in runBuffer {
             let end = Int(run.end)
             let missing = (from..<end).contains { offset in
-                let entry = run.entries[Int(UInt32(truncatingIfNeeded: selected[offset]))]
+                let entry = run.entry(selected[offset])
                 return !entry.fillsSlot && entry.cachedListIndices == nil
             }
             if missing {
@@ -302,10 +308,9 @@ extension TransformArena {
             var from = 0
             for run in runs {
                 let end = Int(run.end)
-                let entries = run.entries
                 let changeset = run.changeset
                 for offset in from..<end {
-                    let entry = entries[Int(UInt32(truncatingIfNeeded: selected[offset]))]
+                    let entry = run.entry(selected[offset])
                     slots.kind[start &+ offset] = entry.kind
                     slots.flags[start &+ offset] = entry.flags
                     slots.field[start &+ offset] = entry.field
@@ -324,8 +329,7 @@ extension TransformArena {
                 for run in runs {
                     let end = Int(run.end)
                     for offset in from..<end {
-                        let chosen = selected[offset]
-                        let entry = run.entries[Int(UInt32(truncatingIfNeeded: chosen))]
+                        let entry = run.entry(selected[offset])
                         if Self.writeCachedListIndices(entry, slot: start + offset,
                                                        index: index, priorSize: priorSize)
                         {

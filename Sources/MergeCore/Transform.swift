@@ -1130,10 +1130,8 @@ public struct Transformer: Sendable {
                                             changesets.local[changesetIndex].instructions[position])
                                     } else if slotFlags & dirty != 0 {
                                         reindexPositions[reindex] = positions[slot]
-                                        reindexed[reindex] = columns.kind[slot] == Kind.arrayMove
-                                            ? arena.listIndices(slot)
-                                            : ListIndices(index: columns.index[slot], index2: 0,
-                                                          priorSize: columns.priorSize[slot])
+                                        reindexed[reindex] = arena.listIndices(slot,
+                                                                               in: columns)
                                         reindex += 1
                                     }
                                     slot += 1

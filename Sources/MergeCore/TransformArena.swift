@@ -521,6 +521,15 @@ struct TransformArena: Sendable {
                     priorSize: priorSize[slot])
     }
 
+    /// `listIndices(slot)` read through `columns`, raw views of this arena's columns (for a
+    /// loop over many slots: the arrays' subscripts check bounds and reload their bases).
+    @inline(__always)
+    func listIndices(_ slot: Int, in columns: Columns) -> ListIndices {
+        ListIndices(index: columns.index[slot],
+                    index2: columns.kind[slot] == Kind.arrayMove ? moveTarget(slot) : 0,
+                    priorSize: columns.priorSize[slot])
+    }
+
     /// The destination of ArrayMove `slot`.
     func moveTarget(_ slot: Int) -> UInt32 {
         UInt32(truncatingIfNeeded: moveTargets[moveTargetPosition(slot)])
