@@ -473,6 +473,10 @@ public struct Transformer: Sendable {
         // (`sweepUpdates`) until one needs anything else.
         let updateSweepPossible = updateSweepEnabled && schemaPositions.isEmpty
             && !fallbackAllPairs && !anySequenced
+        // Local Updates of large groups go through one sweep of their fields' chains
+        // (`sweepFieldRunUpdates`) until one meets anything else.
+        let fieldRunSweepPossible = updateSweepEnabled && fieldRunsEnabled
+            && schemaPositions.isEmpty && !fallbackAllPairs
         var major = 0
         while major < localCount {
             if !arena.isAlive(major) || (anySequenced && isSequenced(major)) {
@@ -501,6 +505,10 @@ public struct Transformer: Sendable {
                     major = next
                 } else if updateSweepPossible && sweepStarts(at: major, kind: kind),
                     let next = try sweepUpdates(from: major)
+                {
+                    major = next
+                } else if fieldRunSweepPossible && fieldRunSweepStarts(at: major, kind: kind),
+                    let next = sweepFieldRunUpdates(from: major)
                 {
                     major = next
                 } else {

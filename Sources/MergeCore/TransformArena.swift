@@ -67,6 +67,9 @@ struct TransformArena: Sendable {
     var updateMajorsSwept = 0
     /// Swept Updates whose loop stopped at a minor the generic rules took (for tests).
     var updateSweepHandoffs = 0
+    /// Local Updates of large groups merged by `Transformer.sweepFieldRunUpdates` (a
+    /// statistic for tests; never reset).
+    var fieldRunMajorsSwept = 0
     /// How the majors of touched runs met uniform blocks (`ListCells`; for tests; never reset).
     var listCellStats = ListCellStats()
     /// Space for `ListCells` (`walkTouchedBlocks`), kept from merge to merge.

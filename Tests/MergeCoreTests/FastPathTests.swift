@@ -170,6 +170,7 @@ struct FastPathTests {
 
     @Test("a hot field of Updates only, long runs on both sides")
     func longUpdateRuns() {
+        var fieldRunsSwept = 0
         for seed in 1...FastPathLimits.seedsCount {
             let random = RandomStream(seed: seed, id: StreamID(domain: 0x4650_5550))
             func side(_ ident: UInt64) -> [Changeset] {
@@ -192,7 +193,11 @@ struct FastPathTests {
             let actual = mergeResult(&fast, incoming: incoming, local: local)
             #expect(expected == actual, "seed \(seed)")
             if expected != actual { break }
+            fieldRunsSwept += fast.arena.fieldRunMajorsSwept
         }
+        // Every group takes field runs here (`fieldRunsGroupCountMin` 1), and the local
+        // Updates meet nothing but Updates: the field-run sweep takes them.
+        #expect(fieldRunsSwept > 1000, "\(fieldRunsSwept)")
     }
 }
 
@@ -296,10 +301,12 @@ func pairwiseAndSweepingTransformers(_ random: RandomStream)
 @Suite("The sweep over local Updates, creates and erases equals the pairwise walk")
 struct UpdateSweepTests {
     /// Both merge forms and a server's history of four uploads, over `mix`; returns how many
-    /// majors were swept and how many swept Updates were handed to the generic rules.
-    func run(mix: EditMix, firstSeed: UInt64) -> (swept: Int, handoffs: Int) {
+    /// majors were swept, how many swept Updates were handed to the generic rules, and how
+    /// many Updates of large groups the field-run sweep took (`sweepFieldRunUpdates`).
+    func run(mix: EditMix, firstSeed: UInt64) -> (swept: Int, handoffs: Int, fieldRuns: Int) {
         var swept = 0
         var handoffs = 0
+        var fieldRuns = 0
         recordSeedFailures(firstSeed: firstSeed, keySpace: mix.keySpace, count: 100) { seed in
             let random = RandomStream(seed: seed, id: StreamID(domain: 0x5557_5350))
             do {
@@ -326,23 +333,29 @@ struct UpdateSweepTests {
                 swept += sweeping.arena.updateMajorsSwept + sweepingServer.arena.updateMajorsSwept
                 handoffs += sweeping.arena.updateSweepHandoffs
                     + sweepingServer.arena.updateSweepHandoffs
+                fieldRuns += sweeping.arena.fieldRunMajorsSwept
+                    + sweepingServer.arena.fieldRunMajorsSwept
                 #expect(pairwise.arena.updateMajorsSwept == 0
-                        && pairwiseServer.arena.updateMajorsSwept == 0)
+                        && pairwiseServer.arena.updateMajorsSwept == 0
+                        && pairwise.arena.fieldRunMajorsSwept == 0
+                        && pairwiseServer.arena.fieldRunMajorsSwept == 0)
                 return failure.map { "server history: \($0)" }
             } catch {
                 return "generator error: \(error)"
             }
         }
-        return (swept, handoffs)
+        return (swept, handoffs, fieldRuns)
     }
 
     @Test("objects and counters, few and many objects", arguments: [3, 40] as [Int64])
     func objectsAndCounters(keySpace: Int64) {
         let stats = run(mix: EditMix(lists: false, sets: false, keySpace: keySpace),
                         firstSeed: 30_001)
-        // Not vacuous: many majors swept, and some swept Updates met an AddInteger on their
-        // field and went on by the generic rules.
-        #expect(stats.swept > 2000 && stats.handoffs > 50, "\(stats)")
+        // Not vacuous: many majors swept, some swept Updates met an AddInteger on their field
+        // and went on by the generic rules, and the large groups' Updates went through the
+        // field-run sweep (which hands back those with AddIntegers or an erase to meet).
+        #expect(stats.swept > 2000 && stats.handoffs > 50 && stats.fieldRuns > 200,
+                "\(stats)")
     }
 
     @Test("every kind of edit (lists and sets stop the sweep)", arguments: [16] as [Int64])
