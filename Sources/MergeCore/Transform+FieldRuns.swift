@@ -18,14 +18,29 @@
 /// one merge. Class 0 is Update (or, with field `UInt32.max`, EraseObject), class 1 is
 /// AddInteger. Built lazily, at most once per merge.
 ///
-/// Its tables are scratch buffers, not arrays: a client integrating 10^6 map updates on 10^4
-/// objects builds a chain entry per incoming Update and unlinks most of them again, and every
-/// write to an array held in the transformer checked its uniqueness first (about 50 million
-/// runtime calls in that merge, 4 % of its instructions).
+/// A (node, field) pair finds its run without hashing when every object's chained fields lie
+/// close together (the usual case: a few small field IDs per object): node n's runs are
+/// `nodeBase[n]` (its EraseObjects) and the `nodeFieldSpan[n]` after it, one per field from
+/// `nodeFieldMin[n]` on, so a lookup reads one per-node entry of a small array. A client
+/// integrating 10^6 map updates looked up each of its 10^6 local Updates in a hash table of
+/// 1.5 MB, a cache miss each. When some object's fields spread wider than
+/// `Transformer.fieldRunsDirectSpanMax`, the runs are numbered through the hash table.
+///
+/// Its tables are scratch buffers, not arrays: every write to an array held in the
+/// transformer checked its uniqueness first (in that client merge, about 50 million runtime
+/// calls, 4 % of its instructions).
 struct FieldRunIndex: Sendable {
     var built = false
+    /// Whether runs are numbered per node (`nodeBase`), not through the hash table.
+    var direct = false
+    /// Per node (direct numbering): its first run, or -1 when no chain holds its slots; the
+    /// smallest field of its chained Updates and AddIntegers, and how many fields from there
+    /// have runs (0 for an object with EraseObjects only).
+    var nodeBase = ScratchBuffer<Int32>()
+    var nodeFieldMin = ScratchBuffer<UInt32>()
+    var nodeFieldSpan = ScratchBuffer<UInt32>()
     /// Open addressing over `tableCapacity` slots: `key + 1` (0 = empty) and the run number
-    /// of each slot.
+    /// of each slot (hashed numbering).
     var tableKeys = ScratchBuffer<UInt64>()
     var tableRuns = ScratchBuffer<Int32>()
     var tableCapacity = 0
@@ -46,10 +61,11 @@ struct FieldRunIndex: Sendable {
         UInt64(UInt32(bitPattern: node)) << 32 | UInt64(field)
     }
 
-    /// Empties the index for a merge with `entries` chain entries at most (so at most that
-    /// many runs) and `incoming` incoming slots from `base` on, with a table of `capacity`
-    /// slots (a power of two).
-    mutating func reset(capacity: Int, entries: Int, incoming: Int, base: Int) {
+    /// Empties the index for hashed numbering, in a merge with `entries` chain entries at
+    /// most (so at most that many runs) and `incoming` incoming slots from `base` on, with a
+    /// table of `capacity` slots (a power of two).
+    mutating func resetHashed(capacity: Int, entries: Int, incoming: Int, base: Int) {
+        direct = false
         tableCapacity = capacity
         tableKeys.reset(count: capacity, repeating: 0)
         tableRuns.reset(count: capacity, repeating: -1)
@@ -57,20 +73,36 @@ struct FieldRunIndex: Sendable {
         tail.reserve(2 * entries + 2, repeating: -1)
         links.reserve(incoming, repeating: FieldRunLink(next: -1, rank: 0))
         runCount = 0
-        hasEraseRuns = false
         self.base = base
     }
 
-    /// The run number of `key`, or -1.
-    @inline(__always)
-    func run(_ key: UInt64) -> Int { table.run(key) }
+    /// Empties the chains for direct numbering, once `nodeBase`, `nodeFieldMin` and
+    /// `nodeFieldSpan` number `runs` runs, in a merge with `incoming` incoming slots from
+    /// `base` on.
+    mutating func resetDirect(runs: Int, incoming: Int, base: Int) {
+        direct = true
+        tableCapacity = 0
+        head.reset(count: 2 * runs, repeating: -1)
+        tail.reset(count: 2 * runs, repeating: -1)
+        links.reserve(incoming, repeating: FieldRunLink(next: -1, rank: 0))
+        runCount = runs
+        self.base = base
+    }
 
-    /// Raw views of the table, for loops that look up many keys: valid until the next
-    /// `reset` or `insertRun`.
-    var table: FieldRunTable {
+    /// The run number of (`node`, `field`), or -1.
+    @inline(__always)
+    func run(node: Int32, field: UInt32) -> Int { lookup.run(node: node, field: field) }
+
+    /// Raw views of the numbering, for loops that look up many pairs: valid until the next
+    /// reset or `insertRun`.
+    var lookup: FieldRunLookup {
         @inline(__always) get {
-            FieldRunTable(keys: UnsafeBufferPointer(tableKeys.buffer),
-                          runs: UnsafeBufferPointer(tableRuns.buffer), mask: tableCapacity - 1)
+            FieldRunLookup(
+                direct: direct, nodeBase: UnsafeBufferPointer(nodeBase.buffer),
+                fieldMin: UnsafeBufferPointer(nodeFieldMin.buffer),
+                fieldSpan: UnsafeBufferPointer(nodeFieldSpan.buffer),
+                keys: UnsafeBufferPointer(tableKeys.buffer),
+                runs: UnsafeBufferPointer(tableRuns.buffer), mask: tableCapacity - 1)
         }
     }
 
@@ -151,17 +183,30 @@ struct FieldRunIndex: Sendable {
     func successor(_ slot: Int32) -> Int32 { links.buffer[Int(slot) - base].next }
 }
 
-/// The (node, field) table of a `FieldRunIndex`, read through raw views.
-struct FieldRunTable {
+/// How a `FieldRunIndex` numbers its runs, read through raw views.
+struct FieldRunLookup {
+    let direct: Bool
+    let nodeBase: UnsafeBufferPointer<Int32>
+    let fieldMin: UnsafeBufferPointer<UInt32>
+    let fieldSpan: UnsafeBufferPointer<UInt32>
     let keys: UnsafeBufferPointer<UInt64>
     let runs: UnsafeBufferPointer<Int32>
-    /// The capacity minus one; -1 when the table is empty.
+    /// The hash table's capacity minus one; -1 when it is empty.
     let mask: Int
 
-    /// The run number of `key`, or -1.
+    /// The run number of (`node`, `field`), or -1. With direct numbering, a pair without
+    /// chained slots may get a run whose chains are empty, which every walk treats alike.
     @inline(__always)
-    func run(_ key: UInt64) -> Int {
+    func run(node: Int32, field: UInt32) -> Int {
+        if direct {
+            let first = nodeBase[Int(node)]
+            if first < 0 { return -1 }
+            if field == UInt32.max { return Int(first) }
+            let offset = field &- fieldMin[Int(node)]
+            return offset < fieldSpan[Int(node)] ? Int(first) + 1 + Int(offset) : -1
+        }
         if mask < 0 { return -1 }
+        let key = FieldRunIndex.key(node: node, field: field)
         var slotIndex = Int(truncatingIfNeeded: quickMix(key)) & mask
         while true {
             let stored = keys[slotIndex]
@@ -170,7 +215,62 @@ struct FieldRunTable {
             slotIndex = (slotIndex + 1) & mask
         }
     }
+}
 
+/// Which incoming slots `Transformer.buildFieldRuns` chains, and in which order.
+struct FieldRunVisit {
+    /// Slot order over the whole incoming side, or group by group over the large groups.
+    let inSlotOrder: Bool
+    /// The smallest group (incoming instructions) whose slots are chained.
+    let countMin: Int
+    let localCount: Int
+
+    /// Calls `body(minor, node, chainClass, field)` for each incoming Update (class 0),
+    /// AddInteger (class 1) and EraseObject (class 0, field `UInt32.max`) of a group with at
+    /// least `countMin` incoming instructions, each chain's slots in ascending order.
+    @inline(__always)
+    func entries(
+        of arena: TransformArena, roots: ContiguousArray<Int32>,
+        groupStart: ContiguousArray<Int32>, positions: ContiguousArray<Int32>,
+        _ body: (Int, Int32, Int, UInt32) -> Void
+    ) {
+        arena.kind.withUnsafeBufferPointer { kinds in
+            arena.field.withUnsafeBufferPointer { fields in
+                arena.node.withUnsafeBufferPointer { nodes in
+                    @inline(__always) func visit(_ minor: Int, node: Int32) {
+                        let kind = kinds[minor]
+                        if kind == Kind.update {
+                            body(minor, node, 0, fields[minor])
+                        } else if kind == Kind.addInteger {
+                            body(minor, node, 1, fields[minor])
+                        } else if kind == Kind.eraseObject {
+                            body(minor, node, 0, UInt32.max)
+                        }
+                    }
+                    if inSlotOrder {
+                        for minor in localCount..<kinds.count {
+                            let node = nodes[minor]
+                            if node < 0 { continue }
+                            let root = Int(roots[Int(node)])
+                            if groupStart[root + 1] - groupStart[root] >= countMin {
+                                visit(minor, node: node)
+                            }
+                        }
+                    } else {
+                        for root in 0..<(groupStart.count - 1) {
+                            let start = Int(groupStart[root])
+                            let end = Int(groupStart[root + 1])
+                            if end - start < countMin { continue }
+                            for cursor in start..<end {
+                                let minor = Int(positions[cursor])
+                                visit(minor, node: nodes[minor])
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// One incoming slot's place in its field-run chain (`FieldRunIndex.links`).
@@ -201,73 +301,68 @@ extension Transformer {
             let count = Int(groupStart[root + 1] - groupStart[root])
             if count >= fieldRunsGroupCountMin { entryCount += count }
         }
-        // Sized by the (node, field) keys as they arrive, not by the instructions: a table of
-        // a few keys per object stays in cache.
-        var capacity = 16
-        while capacity < 2 * entryCount + 2 && capacity < 4096 { capacity *= 2 }
-        fieldRuns.reset(capacity: capacity, entries: entryCount,
-                        incoming: arena.count - arena.localCount, base: arena.localCount)
+        let localCount = arena.localCount
+        let incomingCount = arena.count - localCount
         // Each chain in incoming order: group by group (positions ascend in a group), or, when
         // the large groups hold most of the incoming side, in slot order, which is incoming
         // order within every group too. Slot order reads the columns as a stream, not a cache
         // miss per column per slot (a client integrating 10^6 map updates: a fifth of its
         // merge's time went to this build group by group); group order reads only the large
         // groups' slots (a churn download, whose groups are mostly small).
-        let countMin = fieldRunsGroupCountMin
-        let localCount = arena.localCount
-        let inSlotOrder = 4 * entryCount >= arena.count - localCount
-        arena.kind.withUnsafeBufferPointer { kinds in
-            arena.field.withUnsafeBufferPointer { fields in
-                arena.node.withUnsafeBufferPointer { nodes in
-                    arena.changeset.withUnsafeBufferPointer { owners in
-                        changesetRank.withUnsafeBufferPointer { ranks in
-                            /// Appends incoming `minor` of `node` to its chain, if its kind
-                            /// takes one.
-                            func chain(_ minor: Int, node: Int32) {
-                                let kind = kinds[minor]
-                                let chainClass: Int
-                                let field: UInt32
-                                if kind == Kind.update {
-                                    chainClass = 0
-                                    field = fields[minor]
-                                } else if kind == Kind.addInteger {
-                                    chainClass = 1
-                                    field = fields[minor]
-                                } else if kind == Kind.eraseObject {
-                                    chainClass = 0
-                                    field = UInt32.max
-                                    fieldRuns.hasEraseRuns = true
-                                } else {
-                                    return
-                                }
-                                let run = fieldRuns.insertRun(
-                                    FieldRunIndex.key(node: node, field: field))
-                                fieldRuns.append(minor, rank: ranks[Int(owners[minor])],
-                                                 chain: 2 * run + chainClass)
-                            }
-                            if inSlotOrder {
-                                for minor in localCount..<kinds.count {
-                                    let node = nodes[minor]
-                                    if node < 0 { continue }
-                                    let root = Int(nodeRoot[Int(node)])
-                                    if groupStart[root + 1] - groupStart[root] < countMin {
-                                        continue
-                                    }
-                                    chain(minor, node: node)
-                                }
-                            } else {
-                                for root in 0..<nodeCount {
-                                    let start = Int(groupStart[root])
-                                    let end = Int(groupStart[root + 1])
-                                    if end - start < countMin { continue }
-                                    for cursor in start..<end {
-                                        let minor = Int(groupPositions[cursor])
-                                        chain(minor, node: nodes[minor])
-                                    }
-                                }
-                            }
-                        }
-                    }
+        let visit = FieldRunVisit(inSlotOrder: 4 * entryCount >= incomingCount,
+                                  countMin: fieldRunsGroupCountMin, localCount: localCount)
+        // First pass: which objects have chains, and the range of their chained fields.
+        fieldRuns.nodeBase.reset(count: nodeCount, repeating: -1)
+        fieldRuns.nodeFieldMin.reset(count: nodeCount, repeating: UInt32.max)
+        fieldRuns.nodeFieldSpan.reset(count: nodeCount, repeating: 0)
+        let (bases, fieldMin, fieldSpan) = (fieldRuns.nodeBase.buffer,
+                                            fieldRuns.nodeFieldMin.buffer,
+                                            fieldRuns.nodeFieldSpan.buffer)
+        var hasEraseRuns = false
+        visit.entries(of: arena, roots: nodeRoot, groupStart: groupStart,
+                      positions: groupPositions) { _, node, _, field in
+            bases[Int(node)] = 0
+            if field == UInt32.max {
+                hasEraseRuns = true
+            } else {
+                fieldMin[Int(node)] = min(fieldMin[Int(node)], field)
+                fieldSpan[Int(node)] = max(fieldSpan[Int(node)], field)  // the largest, for now
+            }
+        }
+        var runCount = 0
+        var direct = true
+        for node in 0..<nodeCount where bases[node] >= 0 {
+            let span = fieldMin[node] == UInt32.max ? 0 : fieldSpan[node] - fieldMin[node] + 1
+            if span > fieldRunsDirectSpanMax {
+                direct = false
+                break
+            }
+            if fieldMin[node] == UInt32.max { fieldMin[node] = 0 }
+            fieldSpan[node] = span
+            bases[node] = Int32(runCount)
+            runCount += 1 + Int(span)
+        }
+        if direct {
+            fieldRuns.resetDirect(runs: runCount, incoming: incomingCount, base: localCount)
+        } else {
+            // Sized by the (node, field) keys as they arrive, not by the instructions: a table
+            // of a few keys per object stays in cache.
+            var capacity = 16
+            while capacity < 2 * entryCount + 2 && capacity < 4096 { capacity *= 2 }
+            fieldRuns.resetHashed(capacity: capacity, entries: entryCount,
+                                  incoming: incomingCount, base: localCount)
+        }
+        fieldRuns.hasEraseRuns = hasEraseRuns
+        // Second pass: the chains.
+        let lookup = fieldRuns.lookup
+        arena.changeset.withUnsafeBufferPointer { owners in
+            changesetRank.withUnsafeBufferPointer { ranks in
+                visit.entries(of: arena, roots: nodeRoot, groupStart: groupStart,
+                              positions: groupPositions) { minor, node, chainClass, field in
+                    let run = direct ? lookup.run(node: node, field: field)
+                        : fieldRuns.insertRun(FieldRunIndex.key(node: node, field: field))
+                    fieldRuns.append(minor, rank: ranks[Int(owners[minor])],
+                                     chain: 2 * run + chainClass)
                 }
             }
         }
@@ -286,13 +381,12 @@ extension Transformer {
         let majorNode = arena.node[major]
         precondition(majorNode >= 0, "field runs hold object instructions only")
         let eraseRun = fieldRuns.hasEraseRuns
-            ? fieldRuns.run(FieldRunIndex.key(node: majorNode, field: UInt32.max)) : -1
+            ? fieldRuns.run(node: majorNode, field: UInt32.max) : -1
         let eraseChain = eraseRun < 0 ? -1 : 2 * eraseRun
         var updateChain = -1
         var addChain = -1
         if majorKind != Kind.createObject {
-            let fieldRun = fieldRuns.run(FieldRunIndex.key(node: majorNode,
-                                                           field: arena.field[major]))
+            let fieldRun = fieldRuns.run(node: majorNode, field: arena.field[major])
             if fieldRun >= 0 {
                 updateChain = 2 * fieldRun
                 // AddInteger vs AddInteger commutes: only a local Update meets incoming adds.
@@ -399,7 +493,7 @@ extension Transformer {
         let base = fieldRuns.base
         let head = fieldRuns.head.buffer
         let links = fieldRuns.links.buffer
-        let table = fieldRuns.table
+        let lookup = fieldRuns.lookup
         var swept = 0
         let stop = TransformArena.SweepViews.with(
             kinds: arena.kind, nodes: arena.node, fields: arena.field, owners: arena.changeset,
@@ -422,12 +516,10 @@ extension Transformer {
                             guard views.groupStart[root + 1] - views.groupStart[root] >= countMin,
                                 views.blockLower[root] < 0 else { break }
                             if hasEraseRuns {
-                                let eraseRun = table.run(
-                                    FieldRunIndex.key(node: node, field: UInt32.max))
+                                let eraseRun = lookup.run(node: node, field: UInt32.max)
                                 if eraseRun >= 0 && head[2 * eraseRun] >= 0 { break }
                             }
-                            let run = table.run(
-                                FieldRunIndex.key(node: node, field: views.fields[major]))
+                            let run = lookup.run(node: node, field: views.fields[major])
                             if run >= 0 {
                                 if head[2 * run + 1] >= 0 { break }
                                 let chain = 2 * run

@@ -316,6 +316,10 @@ public struct Transformer: Sendable {
     var updateSweepEnabled = true
     /// Groups with fewer incoming instructions take the pairwise walk (cheaper when small).
     var fieldRunsGroupCountMin = 32
+    /// Field runs are numbered per object (`FieldRunIndex.direct`) when no object's chained
+    /// fields spread over more than this many field IDs; else through a hash table. Tests
+    /// set 0 to take the hash table.
+    var fieldRunsDirectSpanMax: UInt32 = 64
     /// How list groups are cut into blocks that the list loop can pass whole
     /// (`Transform+ListBlocks.swift`).
     var listBlockSettings = ListBlockSettings()

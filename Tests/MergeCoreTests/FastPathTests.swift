@@ -288,13 +288,15 @@ struct ServerHistoryTests {
 /// The reference (`pairwiseAndFastTransformers().pairwise`) and a transformer that sweeps
 /// local Updates, CreateObjects and EraseObjects (`Transform+UpdateSweep.swift`): field runs
 /// only for groups of at least `fieldRunsGroupCountMin` (2 to 40 here), so that small groups
-/// sweep and large ones stop the sweep.
+/// sweep and large ones stop the sweep, their runs numbered per object or, one time in
+/// three, through the hash table (`fieldRunsDirectSpanMax` 0).
 func pairwiseAndSweepingTransformers(_ random: RandomStream)
     -> (pairwise: Transformer, sweeping: Transformer)
 {
     var sweeping = Transformer()
     sweeping.fieldRunsGroupCountMin = 2 + Int(random.uniformInt(below: 39))
     sweeping.touchedFieldsLocalRatioMin = Int(random.uniformInt(below: 3))
+    if random.chance(1, outOf: 3) { sweeping.fieldRunsDirectSpanMax = 0 }
     return (pairwiseAndFastTransformers().pairwise, sweeping)
 }
 
@@ -302,11 +304,17 @@ func pairwiseAndSweepingTransformers(_ random: RandomStream)
 struct UpdateSweepTests {
     /// Both merge forms and a server's history of four uploads, over `mix`; returns how many
     /// majors were swept, how many swept Updates were handed to the generic rules, and how
-    /// many Updates of large groups the field-run sweep took (`sweepFieldRunUpdates`).
-    func run(mix: EditMix, firstSeed: UInt64) -> (swept: Int, handoffs: Int, fieldRuns: Int) {
+    /// many Updates of large groups the field-run sweep took (`sweepFieldRunUpdates`), and
+    /// in how many two-sided merges the last build of the field runs numbered them per object
+    /// or through the hash table.
+    func run(mix: EditMix, firstSeed: UInt64)
+        -> (swept: Int, handoffs: Int, fieldRuns: Int, direct: Int, hashed: Int)
+    {
         var swept = 0
         var handoffs = 0
         var fieldRuns = 0
+        var direct = 0
+        var hashed = 0
         recordSeedFailures(firstSeed: firstSeed, keySpace: mix.keySpace, count: 100) { seed in
             let random = RandomStream(seed: seed, id: StreamID(domain: 0x5557_5350))
             do {
@@ -322,6 +330,9 @@ struct UpdateSweepTests {
                                                checkConvergence: true)
                 {
                     return "two sides: \(failure)"
+                }
+                if sweeping.fieldRuns.built {
+                    if sweeping.fieldRuns.direct { direct += 1 } else { hashed += 1 }
                 }
                 var (pairwiseServer, sweepingServer) = pairwiseAndSweepingTransformers(random)
                 let failure = try compareServerHistories(
@@ -344,7 +355,7 @@ struct UpdateSweepTests {
                 return "generator error: \(error)"
             }
         }
-        return (swept, handoffs, fieldRuns)
+        return (swept, handoffs, fieldRuns, direct, hashed)
     }
 
     @Test("objects and counters, few and many objects", arguments: [3, 40] as [Int64])
@@ -356,6 +367,8 @@ struct UpdateSweepTests {
         // field-run sweep (which hands back those with AddIntegers or an erase to meet).
         #expect(stats.swept > 2000 && stats.handoffs > 50 && stats.fieldRuns > 200,
                 "\(stats)")
+        // Both numberings of the runs were built.
+        #expect(stats.direct > 5 && stats.hashed > 5, "\(stats)")
     }
 
     @Test("every kind of edit (lists and sets stop the sweep)", arguments: [16] as [Int64])
