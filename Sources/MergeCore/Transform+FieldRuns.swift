@@ -12,7 +12,9 @@
 //! most. An incoming Update is killed by the first local Update that beats it, and a local
 //! Update stops at the first incoming Update that beats it, so a hot field of Updates costs
 //! O(D_g + L_g) instead of D_g · L_g; the result is identical to the pairwise walk (checked by
-//! `FastPathTests` against `fieldRunsEnabled = false`).
+//! `FastPathTests` against `fieldRunsEnabled = false`). A local Update whose field's Updates
+//! are all it meets takes its chain inside the Update sweep (`FieldRunSweep`,
+//! `Transform+UpdateSweep.swift`), without a dispatch of its own.
 
 /// Chains of incoming slots per (object node, field, class) for the large conflict groups of
 /// one merge. Class 0 is Update (or, with field `UInt32.max`, EraseObject), class 1 is
@@ -456,109 +458,80 @@ extension Transformer {
         }
     }
 
-    /// Whether `sweepFieldRunUpdates` can start at local object instruction `major` of kind
-    /// `kind`: an Update of a group with at least `fieldRunsGroupCountMin` incoming
-    /// instructions and no list blocks. Checked in the walk, inline: merges whose groups are
-    /// all small never build the chains for it.
-    @inline(__always)
-    func fieldRunSweepStarts(at major: Int, kind: UInt8) -> Bool {
-        guard kind == Kind.update else { return false }
-        let root = Int(nodeRoot[Int(arena.node[major])])
-        return Int(groupStart[root + 1] - groupStart[root]) >= fieldRunsGroupCountMin
-            && groupBlockLower[root] < 0
+    /// Views of the field runs for the Update sweep (`TransformArena.sweepUpdateMajors`);
+    /// `isBuilt` is false before they are built in this merge.
+    var fieldRunSweep: FieldRunSweep {
+        FieldRunSweep(isBuilt: fieldRuns.built, lookup: fieldRuns.lookup,
+                      head: fieldRuns.head.buffer,
+                      links: UnsafeBufferPointer(fieldRuns.links.buffer),
+                      base: fieldRuns.base, hasEraseRuns: fieldRuns.hasEraseRuns)
     }
+}
 
-    /// Sweeps local Update majors of large groups from `first` on, each through its field's
-    /// chain of incoming Updates exactly as `mergeWithFieldRuns` walks it, in one loop over
-    /// raw views instead of a dispatch per major. A client integrating a large download has
-    /// every group large (10^6 map updates on 10^4 objects: about 100 incoming instructions
-    /// per object), and each local Update went through the walk's dispatch, `mergeWithGroup`
-    /// and `mergeWithFieldRuns`: about 470 instructions per major, a third of the merge.
-    ///
-    /// The sweep takes a major only when its field's chain is all it meets: an alive Update
-    /// whose group has at least `fieldRunsGroupCountMin` incoming instructions and no list
-    /// blocks, with no EraseObject chain for its object and no AddInteger chain for its field
-    /// (dead or alive: those chains go through the generic rules). On such a chain
-    /// `mergeWithFieldRuns` never passes an alive minor: each one either loses to the major
-    /// (discarded and unlinked) or beats it (the major is discarded and the walk ends), so the
-    /// chain is only ever cut at its head. The sweep stops at the first alive major it does
-    /// not take; dead majors are skipped, as the walk does.
-    /// - Returns: the slot the walk continues from, or nil when the sweep took no slot.
-    /// - Precondition: no incoming schema instruction and no EraseColumn in the merge.
-    mutating func sweepFieldRunUpdates(from first: Int) -> Int? {
-        if !fieldRuns.built { buildFieldRuns() }
-        let end = arena.localCount
-        let countMin = fieldRunsGroupCountMin
-        let hasEraseRuns = fieldRuns.hasEraseRuns
-        let base = fieldRuns.base
-        let head = fieldRuns.head.buffer
-        let links = fieldRuns.links.buffer
-        let lookup = fieldRuns.lookup
-        var swept = 0
-        let stop = TransformArena.SweepViews.with(
-            kinds: arena.kind, nodes: arena.node, fields: arena.field, owners: arena.changeset,
-            roots: nodeRoot, groupStart: groupStart, blockLower: groupBlockLower,
-            packed: groupPacked, ranks: changesetRank, minors: groupPositions
-        ) { views in
-            arena.groupCursor.withUnsafeBufferPointer { cursors in
-                arena.groupMinors.withUnsafeMutableBufferPointer { records in
-                    arena.flags.withUnsafeMutableBufferPointer { flags in
-                        var major = first
-                        while major < end {
-                            let majorFlags = flags[major]
-                            if majorFlags & TransformArena.alive == 0 {
-                                major += 1
-                                continue
-                            }
-                            let node = views.nodes[major]
-                            guard views.kinds[major] == Kind.update && node >= 0 else { break }
-                            let root = Int(views.roots[Int(node)])
-                            guard views.groupStart[root + 1] - views.groupStart[root] >= countMin,
-                                views.blockLower[root] < 0 else { break }
-                            if hasEraseRuns {
-                                let eraseRun = lookup.run(node: node, field: UInt32.max)
-                                if eraseRun >= 0 && head[2 * eraseRun] >= 0 { break }
-                            }
-                            let run = lookup.run(node: node, field: views.fields[major])
-                            if run >= 0 {
-                                if head[2 * run + 1] >= 0 { break }
-                                let chain = 2 * run
-                                let majorDefault = majorFlags & TransformArena.isDefault != 0
-                                let majorRank = views.ranks[Int(views.owners[major])]
-                                var current = head[chain]
-                                while current >= 0 {
-                                    let minor = Int(current)
-                                    let minorFlags = flags[minor]
-                                    if minorFlags & TransformArena.alive != 0 {
-                                        // Update vs Update (`mergeUpdates`).
-                                        let minorDefault =
-                                            minorFlags & TransformArena.isDefault != 0
-                                        let majorLoses = majorDefault == minorDefault
-                                            ? links[minor - base].rank > majorRank
-                                            : majorDefault
-                                        if majorLoses {
-                                            flags[major] = majorFlags & ~TransformArena.alive
-                                            break
-                                        }
-                                        flags[minor] = minorFlags & ~TransformArena.alive
-                                        if minorFlags & TransformArena.packed != 0 {
-                                            records[Int(cursors[minor - end])].flags &=
-                                                ~TransformArena.alive
-                                        }
-                                    }
-                                    current = links[minor - base].next
-                                    head[chain] = current
-                                }
-                            }
-                            swept += 1
-                            major += 1
-                        }
-                        return major
-                    }
+/// The field runs as the Update sweep reads them (`TransformArena.sweepUpdateMajors`): raw
+/// views of a built `FieldRunIndex`, valid until its next build.
+///
+/// A client integrating a large download has every conflict group large (10^6 map updates on
+/// 10^4 objects: about 100 incoming instructions per object), and each local Update went
+/// through the walk's dispatch, `mergeWithGroup` and `mergeWithFieldRuns` one by one: about
+/// 470 instructions per major. The sweep takes such an Update in its loop when its field's
+/// chain of incoming Updates is all it meets.
+///
+/// Not an optional: unwrapping one in the sweep's loop copied all of its views, through
+/// `memcpy`, for every major.
+struct FieldRunSweep {
+    /// Whether the field runs are built in this merge; else the other views are stale.
+    let isBuilt: Bool
+    let lookup: FieldRunLookup
+    let head: UnsafeMutableBufferPointer<Int32>
+    let links: UnsafeBufferPointer<FieldRunLink>
+    /// The first incoming slot (`FieldRunIndex.base`, the arena's `localCount`).
+    let base: Int
+    let hasEraseRuns: Bool
+
+    /// Merges local Update `major` (of `node` and `field`, with flags `majorFlags` and
+    /// changeset rank `rank`) with its field's chain exactly as
+    /// `Transformer.mergeWithFieldRuns` walks it, when that chain is all it meets: no
+    /// EraseObject chain for its object and no AddInteger chain for its field, dead or alive
+    /// (those go through the generic rules). On such a chain the walk never passes an alive
+    /// minor: each one either loses to the major (discarded, in its packed record too, and
+    /// unlinked) or beats it (the major is discarded and the walk ends), so the chain is only
+    /// ever cut at its head.
+    /// - Returns: whether the major survives, or nil, with nothing changed, when it meets
+    ///   anything but its field's Updates.
+    @inline(__always)
+    func mergeUpdate(
+        _ major: Int, node: Int32, field: UInt32, majorFlags: UInt8, rank: UInt32,
+        flags: UnsafeMutableBufferPointer<UInt8>,
+        records: UnsafeMutableBufferPointer<GroupMinor>, cursors: UnsafeBufferPointer<Int32>
+    ) -> Bool? {
+        if hasEraseRuns {
+            let eraseRun = lookup.run(node: node, field: UInt32.max)
+            if eraseRun >= 0 && head[2 * eraseRun] >= 0 { return nil }
+        }
+        let run = lookup.run(node: node, field: field)
+        if run < 0 { return true }
+        if head[2 * run + 1] >= 0 { return nil }
+        let chain = 2 * run
+        let majorDefault = majorFlags & TransformArena.isDefault != 0
+        var current = head[chain]
+        while current >= 0 {
+            let minor = Int(current)
+            let minorFlags = flags[minor]
+            if minorFlags & TransformArena.alive != 0 {
+                // Update vs Update (`mergeUpdates`).
+                let minorDefault = minorFlags & TransformArena.isDefault != 0
+                let majorLoses = majorDefault == minorDefault
+                    ? links[minor - base].rank > rank : majorDefault
+                if majorLoses { return false }
+                flags[minor] = minorFlags & ~TransformArena.alive
+                if minorFlags & TransformArena.packed != 0 {
+                    records[Int(cursors[minor - base])].flags &= ~TransformArena.alive
                 }
             }
+            current = links[minor - base].next
+            head[chain] = current
         }
-        arena.fieldRunMajorsSwept &+= swept
-        return stop > first ? stop : nil
+        return true
     }
 }

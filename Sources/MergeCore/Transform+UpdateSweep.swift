@@ -17,10 +17,15 @@
 //! `Transform+Rules.swift` against their group's packed records (`createSurvives`,
 //! `eraseRun`). Churn's history interleaves the three kinds: sweeping Updates alone took
 //! 1.6 majors per sweep there (churn K = 100), all three take each merge's kept history in
-//! one sweep. The sweep stops at the first major it does not take whole, and the walk goes
-//! on as before from there:
-//! - another kind, or a major whose group is large (field runs), cut into list blocks, or
-//!   not yet packed: the usual dispatch, from that major;
+//! one sweep. An Update of a large group (field runs, `Transform+FieldRuns.swift`) is taken
+//! too when its field's chain of incoming Updates is all it meets (`FieldRunSweep`): a
+//! client integrating a large download has every group large, and a Zipf-skewed history
+//! interleaves hot and cold objects, which a sweep of either kind alone left one major at a
+//! time. The sweep stops at the first major it does not take whole, and the walk goes on as
+//! before from there:
+//! - another kind, a major whose group is cut into list blocks or (small) not yet packed, or
+//!   a large group's major that meets more than its field's Updates: the usual dispatch,
+//!   from that major;
 //! - an Update whose loop stopped at a minor it does not decide (an AddInteger on its field,
 //!   a Clear, …): the rest of its group through the generic rules (`mergeUpdateMajor`), as
 //!   `mergeWithGroup` does.
@@ -36,10 +41,19 @@ extension Transformer {
     /// - Returns: the slot the walk continues from, or nil when the sweep took no slot.
     /// - Precondition: `sweepStarts(at: major, kind:)`.
     mutating func sweepUpdates(from major: Int) throws(MergeError) -> Int? {
-        let sweep = arena.sweepUpdateMajors(
+        var sweep = arena.sweepUpdateMajors(
             from: major, roots: nodeRoot, groupStart: groupStart, blockLower: groupBlockLower,
             packed: groupPacked, ranks: changesetRank, minors: groupPositions,
-            groupCountMax: sweepGroupCountMax)
+            groupCountMax: sweepGroupCountMax, fieldRuns: fieldRunSweep)
+        if sweep.cursor == TransformArena.sweepNeedsFieldRuns {
+            // A large group's Update, before the field runs are built: build them, sweep on.
+            buildFieldRuns()
+            sweep = arena.sweepUpdateMajors(
+                from: sweep.major, roots: nodeRoot, groupStart: groupStart,
+                blockLower: groupBlockLower, packed: groupPacked, ranks: changesetRank,
+                minors: groupPositions, groupCountMax: sweepGroupCountMax,
+                fieldRuns: fieldRunSweep)
+        }
         if sweep.cursor < 0 { return sweep.major > major ? sweep.major : nil }
         arena.updateSweepHandoffs &+= 1
         let root = Int(nodeRoot[Int(arena.node[sweep.major])])
@@ -57,13 +71,13 @@ extension Transformer {
         guard TransformArena.sweepTakes(kind: kind) else { return false }
         let root = Int(nodeRoot[Int(arena.node[major])])
         return TransformArena.sweepTakes(
-            packed: groupPacked[root], blockLower: groupBlockLower[root],
+            kind: kind, packed: groupPacked[root], blockLower: groupBlockLower[root],
             groupCount: Int(groupStart[root + 1] - groupStart[root]),
             groupCountMax: sweepGroupCountMax)
     }
 
     /// The groups with this many incoming instructions or more take field runs
-    /// (`fieldRunsApply`), not the sweep.
+    /// (`fieldRunsApply`): the sweep takes only their Updates, through `FieldRunSweep`.
     var sweepGroupCountMax: Int { fieldRunsEnabled ? fieldRunsGroupCountMin : Int.max }
 
     /// `mergeWithGroup` for a local Update major of a packed group without incoming schema
@@ -103,20 +117,28 @@ extension TransformArena {
     /// Merges the alive local majors from `first` on with their groups, as
     /// `Transformer.mergeWithGroup` would, while each is an Update, CreateObject or
     /// EraseObject whose group is packed, has no list blocks (`blockLower` below 0) and fewer
-    /// than `groupCountMax` incoming instructions; dead slots are skipped. The merge must have
-    /// no incoming schema instruction.
+    /// than `groupCountMax` incoming instructions, or an Update of a larger group without
+    /// list blocks that `fieldRuns` takes (`FieldRunSweep.mergeUpdate`); dead slots are
+    /// skipped. The merge must have no incoming schema instruction.
     /// - Returns: `major`, the slot the sweep stopped at (`localCount` if none); `cursor` is
-    ///   -1 if the sweep did not start that slot (the caller takes the usual path), else the
-    ///   group position its loop stopped at, which needs the generic rules.
+    ///   -1 if the sweep did not start that slot (the caller takes the usual path),
+    ///   `sweepNeedsFieldRuns` if that slot is a large group's Update and `fieldRuns` is not
+    ///   built,
+    ///   else the group position its loop stopped at, which needs the generic rules.
     /// - Complexity: O(the minors walked + slots swept).
     mutating func sweepUpdateMajors(
         from first: Int, roots: ContiguousArray<Int32>, groupStart: ContiguousArray<Int32>,
         blockLower: ContiguousArray<Int32>, packed groupPacked: ContiguousArray<Bool>,
-        ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>, groupCountMax: Int
+        ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>, groupCountMax: Int,
+        fieldRuns: FieldRunSweep
     ) -> (major: Int, cursor: Int) {
         let end = localCount
         var swept = 0
-        defer { updateMajorsSwept &+= swept }
+        var fieldRunSwept = 0
+        defer {
+            updateMajorsSwept &+= swept
+            fieldRunMajorsSwept &+= fieldRunSwept
+        }
         return SweepViews.with(
             kinds: kind, nodes: node, fields: field, owners: changeset, roots: roots,
             groupStart: groupStart, blockLower: blockLower, packed: groupPacked, ranks: ranks,
@@ -127,67 +149,90 @@ extension TransformArena {
             let (roots, groupStart, blockLower) = (views.roots, views.groupStart,
                                                    views.blockLower)
             let (groupPacked, ranks, minors) = (views.packed, views.ranks, views.minors)
-            return groupMinors.withUnsafeMutableBufferPointer { records in
-                flags.withUnsafeMutableBufferPointer { flags in
-                    var major = first
-                    while major < end {
-                        let majorFlags = flags[major]
-                        if majorFlags & Self.alive == 0 {
+            return groupCursor.withUnsafeBufferPointer { cursors in
+                groupMinors.withUnsafeMutableBufferPointer { records in
+                    flags.withUnsafeMutableBufferPointer { flags in
+                        var major = first
+                        while major < end {
+                            let majorFlags = flags[major]
+                            if majorFlags & Self.alive == 0 {
+                                major += 1
+                                continue
+                            }
+                            let majorNode = nodes[major]
+                            let majorKind = kinds[major]
+                            // Another kind (a schema instruction has no node) ends the sweep.
+                            guard majorNode >= 0 && Self.sweepTakes(kind: majorKind) else {
+                                return (major, -1)
+                            }
+                            let root = Int(roots[Int(majorNode)])
+                            let groupFrom = Int(groupStart[root])
+                            let groupEnd = Int(groupStart[root + 1])
+                            if groupEnd - groupFrom >= groupCountMax {
+                                // A large group's Update: its field's chain, or the usual path.
+                                guard majorKind == Kind.update && blockLower[root] < 0 else {
+                                    return (major, -1)
+                                }
+                                guard fieldRuns.isBuilt else {
+                                    return (major, Self.sweepNeedsFieldRuns)
+                                }
+                                guard let alive = fieldRuns.mergeUpdate(
+                                    major, node: majorNode, field: fields[major],
+                                    majorFlags: majorFlags, rank: ranks[Int(owners[major])],
+                                    flags: flags, records: records, cursors: cursors)
+                                else { return (major, -1) }
+                                fieldRunSwept += 1
+                                if !alive { flags[major] = majorFlags & ~Self.alive }
+                                major += 1
+                                continue
+                            }
+                            guard groupPacked[root] && blockLower[root] < 0 else {
+                                return (major, -1)
+                            }
+                            // As the walk does for the majors it dispatches (`prefetchGroup`).
+                            let ahead = major + Transformer.prefetchDistance
+                            if ahead < end && nodes[ahead] >= 0 {
+                                let start = Int(groupStart[Int(roots[Int(nodes[ahead])])])
+                                if start < records.count {
+                                    syncsim_prefetch(records.baseAddress! + start)
+                                }
+                            }
+                            let rank = ranks[Int(owners[major])]
+                            let alive: Bool
+                            if majorKind == Kind.update {
+                                let update = UpdateMajor(
+                                    node: majorNode, field: fields[major],
+                                    isDefault: majorFlags & Self.isDefault != 0, rank: rank)
+                                let stop: Int
+                                (stop, alive) = Self.updateRun(
+                                    update, packed: records, flags: flags, minors: minors,
+                                    from: groupFrom, to: groupEnd)
+                                if alive && stop < groupEnd {
+                                    swept += 1
+                                    return (major, stop)
+                                }
+                            } else if majorKind == Kind.createObject {
+                                alive = Self.createSurvives(majorNode, records: records,
+                                                            from: groupFrom, to: groupEnd)
+                            } else {
+                                alive = Self.eraseRun(majorNode, rank: rank, packed: records,
+                                                      flags: flags, minors: minors, from: groupFrom,
+                                                      to: groupEnd)
+                            }
+                            swept += 1
+                            if !alive { flags[major] = majorFlags & ~Self.alive }
                             major += 1
-                            continue
                         }
-                        let majorNode = nodes[major]
-                        let majorKind = kinds[major]
-                        // Another kind (a schema instruction has no node) ends the sweep.
-                        guard majorNode >= 0 && Self.sweepTakes(kind: majorKind) else {
-                            return (major, -1)
-                        }
-                        // As the walk does for the majors it dispatches (`prefetchGroup`).
-                        let ahead = major + Transformer.prefetchDistance
-                        if ahead < end && nodes[ahead] >= 0 {
-                            let start = Int(groupStart[Int(roots[Int(nodes[ahead])])])
-                            if start < records.count {
-                                syncsim_prefetch(records.baseAddress! + start)
-                            }
-                        }
-                        let root = Int(roots[Int(majorNode)])
-                        let groupFrom = Int(groupStart[root])
-                        let groupEnd = Int(groupStart[root + 1])
-                        guard Self.sweepTakes(
-                            packed: groupPacked[root], blockLower: blockLower[root],
-                            groupCount: groupEnd - groupFrom, groupCountMax: groupCountMax)
-                        else { return (major, -1) }
-                        let rank = ranks[Int(owners[major])]
-                        let alive: Bool
-                        if majorKind == Kind.update {
-                            let update = UpdateMajor(
-                                node: majorNode, field: fields[major],
-                                isDefault: majorFlags & Self.isDefault != 0, rank: rank)
-                            let stop: Int
-                            (stop, alive) = Self.updateRun(
-                                update, packed: records, flags: flags, minors: minors,
-                                from: groupFrom, to: groupEnd)
-                            if alive && stop < groupEnd {
-                                swept += 1
-                                return (major, stop)
-                            }
-                        } else if majorKind == Kind.createObject {
-                            alive = Self.createSurvives(majorNode, records: records,
-                                                        from: groupFrom, to: groupEnd)
-                        } else {
-                            alive = Self.eraseRun(majorNode, rank: rank, packed: records,
-                                                  flags: flags, minors: minors, from: groupFrom,
-                                                  to: groupEnd)
-                        }
-                        swept += 1
-                        if !alive { flags[major] = majorFlags & ~Self.alive }
-                        major += 1
+                        return (end, -1)
                     }
-                    return (end, -1)
                 }
             }
         }
     }
+
+    /// `sweepUpdateMajors`' cursor when it stopped at a large group's Update before the field
+    /// runs were built.
+    static let sweepNeedsFieldRuns = -2
 
     /// Whether the sweep takes a local instruction of kind `kind`: an Update, CreateObject or
     /// EraseObject. With `sweepTakes(packed:…)`, the walk's check before a sweep
@@ -197,15 +242,15 @@ extension TransformArena {
         kind == Kind.update || kind == Kind.createObject || kind == Kind.eraseObject
     }
 
-    /// Whether the sweep takes a major whose group is as given: packed, without list blocks
-    /// (`blockLower` below 0) and with fewer than `groupCountMax` incoming instructions. The
-    /// later conditions are read only when the earlier hold (a large download's groups are
-    /// unpacked: the walk's check stops at the first).
+    /// Whether the sweep takes a major of kind `kind` (one it takes, `sweepTakes(kind:)`)
+    /// whose group is as given: without list blocks (`blockLower` below 0), and either with
+    /// fewer than `groupCountMax` incoming instructions and packed, or larger (field runs)
+    /// and the major an Update.
     @inline(__always)
-    static func sweepTakes(packed: Bool, blockLower: @autoclosure () -> Int32,
-                           groupCount: @autoclosure () -> Int,
-                           groupCountMax: @autoclosure () -> Int) -> Bool {
-        packed && blockLower() < 0 && groupCount() < groupCountMax()
+    static func sweepTakes(kind: UInt8, packed: Bool, blockLower: Int32, groupCount: Int,
+                           groupCountMax: Int) -> Bool {
+        if blockLower >= 0 { return false }
+        return groupCount < groupCountMax ? packed : kind == Kind.update
     }
 
     /// Raw views of the columns and group arrays `sweepUpdateMajors` reads (reads through

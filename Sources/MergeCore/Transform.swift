@@ -473,14 +473,11 @@ public struct Transformer: Sendable {
         // Contested lists of inserts and erases, merged whole before the walk.
         let anySequenced = listSequenceSettings.enabled && schemaPositions.isEmpty
             && !fallbackAllPairs && mergeListSequences()
-        // Local Updates, creates and erases of small groups go through one sweep
-        // (`sweepUpdates`) until one needs anything else.
+        // Local Updates, creates and erases of small groups, and Updates of large groups
+        // that meet only their field's Updates, go through one sweep (`sweepUpdates`) until
+        // one needs anything else.
         let updateSweepPossible = updateSweepEnabled && schemaPositions.isEmpty
             && !fallbackAllPairs && !anySequenced
-        // Local Updates of large groups go through one sweep of their fields' chains
-        // (`sweepFieldRunUpdates`) until one meets anything else.
-        let fieldRunSweepPossible = updateSweepEnabled && fieldRunsEnabled
-            && schemaPositions.isEmpty && !fallbackAllPairs
         var major = 0
         while major < localCount {
             if !arena.isAlive(major) || (anySequenced && isSequenced(major)) {
@@ -509,10 +506,6 @@ public struct Transformer: Sendable {
                     major = next
                 } else if updateSweepPossible && sweepStarts(at: major, kind: kind),
                     let next = try sweepUpdates(from: major)
-                {
-                    major = next
-                } else if fieldRunSweepPossible && fieldRunSweepStarts(at: major, kind: kind),
-                    let next = sweepFieldRunUpdates(from: major)
                 {
                     major = next
                 } else {

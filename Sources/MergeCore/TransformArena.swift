@@ -67,7 +67,7 @@ struct TransformArena: Sendable {
     var updateMajorsSwept = 0
     /// Swept Updates whose loop stopped at a minor the generic rules took (for tests).
     var updateSweepHandoffs = 0
-    /// Local Updates of large groups merged by `Transformer.sweepFieldRunUpdates` (a
+    /// Local Updates of large groups merged by `sweepUpdateMajors` through `FieldRunSweep` (a
     /// statistic for tests; never reset).
     var fieldRunMajorsSwept = 0
     /// How the majors of touched runs met uniform blocks (`ListCells`; for tests; never reset).
