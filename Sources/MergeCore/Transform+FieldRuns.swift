@@ -489,6 +489,20 @@ struct FieldRunSweep {
     let base: Int
     let hasEraseRuns: Bool
 
+    /// The chain of incoming Updates that a local Update of `node` and `field` meets, -1 if
+    /// none, or nil when it meets more: an EraseObject chain for its object or an AddInteger
+    /// chain for its field, dead or alive.
+    @inline(__always)
+    func chain(node: Int32, field: UInt32) -> Int? {
+        if hasEraseRuns {
+            let eraseRun = lookup.run(node: node, field: UInt32.max)
+            if eraseRun >= 0 && head[2 * eraseRun] >= 0 { return nil }
+        }
+        let run = lookup.run(node: node, field: field)
+        if run < 0 { return -1 }
+        return head[2 * run + 1] >= 0 ? nil : 2 * run
+    }
+
     /// Merges local Update `major` (of `node` and `field`, with flags `majorFlags` and
     /// changeset rank `rank`) with its field's chain exactly as
     /// `Transformer.mergeWithFieldRuns` walks it, when that chain is all it meets: no
@@ -505,14 +519,8 @@ struct FieldRunSweep {
         flags: UnsafeMutableBufferPointer<UInt8>,
         records: UnsafeMutableBufferPointer<GroupMinor>, cursors: UnsafeBufferPointer<Int32>
     ) -> Bool? {
-        if hasEraseRuns {
-            let eraseRun = lookup.run(node: node, field: UInt32.max)
-            if eraseRun >= 0 && head[2 * eraseRun] >= 0 { return nil }
-        }
-        let run = lookup.run(node: node, field: field)
-        if run < 0 { return true }
-        if head[2 * run + 1] >= 0 { return nil }
-        let chain = 2 * run
+        guard let chain = chain(node: node, field: field) else { return nil }
+        if chain < 0 { return true }
         let majorDefault = majorFlags & TransformArena.isDefault != 0
         var current = head[chain]
         while current >= 0 {

@@ -62,18 +62,23 @@ extension Transformer {
     }
 
     /// Whether a sweep can start at local object instruction `major` of kind `kind`: its kind
-    /// and its group as the sweep takes them (`TransformArena.sweepTakes`). Checked in the
-    /// walk, inline, before each sweep: a hot object's group (a client integrating a large
-    /// download: every group) would stop the sweep at once, and then the call alone cost more
-    /// than the check.
+    /// and its group as the sweep takes them (`TransformArena.sweepTakes`), and for a large
+    /// group's Update, once the field runs are built, whether its field's Updates are all it
+    /// meets (`FieldRunSweep.chain`). Checked in the walk, inline, before each sweep: a major
+    /// the sweep would refuse at once (a hot object's group before 6d3b0ba, a counter's
+    /// Update that meets AddIntegers) would cost the sweep's call on top of its dispatch.
     @inline(__always)
     func sweepStarts(at major: Int, kind: UInt8) -> Bool {
         guard TransformArena.sweepTakes(kind: kind) else { return false }
-        let root = Int(nodeRoot[Int(arena.node[major])])
-        return TransformArena.sweepTakes(
+        let node = arena.node[major]
+        let root = Int(nodeRoot[Int(node)])
+        let groupCount = Int(groupStart[root + 1] - groupStart[root])
+        guard TransformArena.sweepTakes(
             kind: kind, packed: groupPacked[root], blockLower: groupBlockLower[root],
-            groupCount: Int(groupStart[root + 1] - groupStart[root]),
-            groupCountMax: sweepGroupCountMax)
+            groupCount: groupCount, groupCountMax: sweepGroupCountMax)
+        else { return false }
+        return groupCount < sweepGroupCountMax || !fieldRuns.built
+            || fieldRunSweep.chain(node: node, field: arena.field[major]) != nil
     }
 
     /// The groups with this many incoming instructions or more take field runs
@@ -123,8 +128,7 @@ extension TransformArena {
     /// - Returns: `major`, the slot the sweep stopped at (`localCount` if none); `cursor` is
     ///   -1 if the sweep did not start that slot (the caller takes the usual path),
     ///   `sweepNeedsFieldRuns` if that slot is a large group's Update and `fieldRuns` is not
-    ///   built,
-    ///   else the group position its loop stopped at, which needs the generic rules.
+    ///   built, else the group position its loop stopped at, which needs the generic rules.
     /// - Complexity: O(the minors walked + slots swept).
     mutating func sweepUpdateMajors(
         from first: Int, roots: ContiguousArray<Int32>, groupStart: ContiguousArray<Int32>,
