@@ -355,7 +355,8 @@ extension Transformer {
                                   incoming: incomingCount, base: localCount)
         }
         fieldRuns.hasEraseRuns = hasEraseRuns
-        // Second pass: the chains.
+        // Second pass: the chains. `lookup` serves the direct numbering only; the hashed one
+        // numbers the runs as it inserts them.
         let lookup = fieldRuns.lookup
         arena.changeset.withUnsafeBufferPointer { owners in
             changesetRank.withUnsafeBufferPointer { ranks in
