@@ -239,33 +239,37 @@ struct FieldRunVisit {
         arena.kind.withUnsafeBufferPointer { kinds in
             arena.field.withUnsafeBufferPointer { fields in
                 arena.node.withUnsafeBufferPointer { nodes in
-                    @inline(__always) func visit(_ minor: Int, node: Int32) {
-                        let kind = kinds[minor]
-                        if kind == Kind.update {
-                            body(minor, node, 0, fields[minor])
-                        } else if kind == Kind.addInteger {
-                            body(minor, node, 1, fields[minor])
-                        } else if kind == Kind.eraseObject {
-                            body(minor, node, 0, UInt32.max)
-                        }
-                    }
-                    if inSlotOrder {
-                        for minor in localCount..<kinds.count {
-                            let node = nodes[minor]
-                            if node < 0 { continue }
-                            let root = Int(roots[Int(node)])
-                            if groupStart[root + 1] - groupStart[root] >= countMin {
-                                visit(minor, node: node)
+                    roots.withUnsafeBufferPointer { roots in
+                        groupStart.withUnsafeBufferPointer { groupStart in
+                            @inline(__always) func visit(_ minor: Int, node: Int32) {
+                                let kind = kinds[minor]
+                                if kind == Kind.update {
+                                    body(minor, node, 0, fields[minor])
+                                } else if kind == Kind.addInteger {
+                                    body(minor, node, 1, fields[minor])
+                                } else if kind == Kind.eraseObject {
+                                    body(minor, node, 0, UInt32.max)
+                                }
                             }
-                        }
-                    } else {
-                        for root in 0..<(groupStart.count - 1) {
-                            let start = Int(groupStart[root])
-                            let end = Int(groupStart[root + 1])
-                            if end - start < countMin { continue }
-                            for cursor in start..<end {
-                                let minor = Int(positions[cursor])
-                                visit(minor, node: nodes[minor])
+                            if inSlotOrder {
+                                for minor in localCount..<kinds.count {
+                                    let node = nodes[minor]
+                                    if node < 0 { continue }
+                                    let root = Int(roots[Int(node)])
+                                    if groupStart[root + 1] - groupStart[root] >= countMin {
+                                        visit(minor, node: node)
+                                    }
+                                }
+                            } else {
+                                for root in 0..<(groupStart.count - 1) {
+                                    let start = Int(groupStart[root])
+                                    let end = Int(groupStart[root + 1])
+                                    if end - start < countMin { continue }
+                                    for cursor in start..<end {
+                                        let minor = Int(positions[cursor])
+                                        visit(minor, node: nodes[minor])
+                                    }
+                                }
                             }
                         }
                     }
