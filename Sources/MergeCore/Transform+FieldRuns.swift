@@ -557,10 +557,8 @@ struct FieldRunSweep {
                 let majorLoses = majorDefault == minorDefault
                     ? current.rank > rank : majorDefault
                 if majorLoses { return false }
-                flags[minor] = minorFlags & ~TransformArena.alive
-                if minorFlags & TransformArena.packed != 0 {
-                    records[Int(cursors[minor - base])].flags &= ~TransformArena.alive
-                }
+                TransformArena.discard(minor, localCount: base, flags: flags, records: records,
+                                       cursors: cursors)
             }
             let next = links[minor - base].next
             current = next < 0 ? .empty

@@ -931,6 +931,17 @@ extension TransformArena {
                             cellStats.add(used.stats)
                         }
                     }
+                    /// Writes back `state`, local `major`'s, and adds it to the run's new
+                    /// summary if it is alive.
+                    @inline(__always)
+                    func keep(_ state: ListMajor, at major: Int) {
+                        buffers.store(state, at: major)
+                        if state.alive {
+                            summary.add(node: state.node, field: state.field,
+                                        index: state.index, size: state.size,
+                                        isInsert: state.isInsert)
+                        }
+                    }
                     if var tiled = cells {
                         var count = 0
                         for major in slots where buffers.flags[major] & Self.alive != 0 {
@@ -942,14 +953,8 @@ extension TransformArena {
                             cells = tiled
                             var next = 0
                             for major in slots where buffers.flags[major] & Self.alive != 0 {
-                                let state = majors[next]
+                                keep(majors[next], at: major)
                                 next += 1
-                                buffers.store(state, at: major)
-                                if state.alive {
-                                    summary.add(node: state.node, field: state.field,
-                                                index: state.index, size: state.size,
-                                                isInsert: state.isInsert)
-                                }
                             }
                             return nil
                         }
@@ -963,20 +968,15 @@ extension TransformArena {
                         var state = listMajor(major)
                         if cells != nil {
                             let mismatch = cells!.meet(&state)
-                            buffers.store(state, at: major)
+                            keep(state, at: major)
                             if let mismatch { return mismatch }
                         } else {
                             let (stop, mismatch) = buffers.walk(
                                 &state, from: Int(block.start), to: Int(block.end))
-                            buffers.store(state, at: major)
+                            keep(state, at: major)
                             if let mismatch { return mismatch }
                             precondition(!state.alive || stop == Int(block.end),
                                          "a uniform block's walk stops only at a discard")
-                        }
-                        if state.alive {
-                            summary.add(node: state.node, field: state.field,
-                                        index: state.index, size: state.size,
-                                        isInsert: state.isInsert)
                         }
                     }
                     return nil

@@ -466,6 +466,18 @@ struct TransformArena: Sendable {
         return (cursor, true)
     }
 
+    /// `discard(slot)` through raw views: the slot's flags and, for a packed slot, its
+    /// record (`records[cursors[slot - localCount]]`).
+    @inline(__always)
+    static func discard(
+        _ slot: Int, localCount: Int, flags: UnsafeMutableBufferPointer<UInt8>,
+        records: UnsafeMutableBufferPointer<GroupMinor>, cursors: UnsafeBufferPointer<Int32>
+    ) {
+        let remaining = flags[slot] & ~alive
+        flags[slot] = remaining
+        if remaining & packed != 0 { records[Int(cursors[slot - localCount])].flags &= ~alive }
+    }
+
     /// `discard` of the packed minor at group position `cursor`, through raw views: its
     /// slot's flags (through `minors`) and its record.
     @inline(__always)

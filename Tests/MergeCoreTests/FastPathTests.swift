@@ -304,7 +304,7 @@ func pairwiseAndSweepingTransformers(_ random: RandomStream)
 struct UpdateSweepTests {
     /// Both merge forms and a server's history of four uploads, over `mix`; returns how many
     /// majors were swept, how many swept Updates were handed to the generic rules, and how
-    /// many Updates of large groups the field-run sweep took (`sweepFieldRunUpdates`), and
+    /// many Updates of large groups it took through their field's chain (`FieldRunSweep`), and
     /// in how many two-sided merges the last build of the field runs numbered them per object
     /// or through the hash table.
     func run(mix: EditMix, firstSeed: UInt64)
