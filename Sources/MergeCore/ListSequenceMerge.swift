@@ -190,6 +190,11 @@ struct ListSequenceMerge: Sendable {
     /// numbers of `renumberInLocalOrder`.
     private var order: ContiguousArray<Int32> = []
     private var path = PathSequence()
+    /// Whether each side's replay is looked up in, and long ones kept in, `replayCache` (off:
+    /// every run replays both sides whole; the results are the same).
+    var cachesReplays = true
+    /// Long sides' replays, kept for the runs that follow (`ListReplayCache`).
+    private(set) var replayCache = ListReplayCache()
     /// For each element, how many touched elements (`ElementRecord.isTouched`) precede it in
     /// the order; for a touched element, that is its rank among them.
     private var touchedBeforeStore = ScratchBuffer<Int32>()
@@ -357,7 +362,7 @@ struct ListSequenceMerge: Sendable {
     /// erased) and each insert's left neighbour in its state (or the head). False if an
     /// instruction's prior size or index does not fit its state. `edits` holds `inserts`
     /// inserts.
-    private static func replay(
+    static func replay(
         _ edits: ContiguousArray<ListSequenceEdit>, inserts: Int, path: inout PathSequence,
         firstBase: Int32, baseCount: Int, firstNew: Int32,
         elements: UnsafeMutableBufferPointer<Int32>, lefts: UnsafeMutableBufferPointer<Int32>
@@ -390,13 +395,30 @@ struct ListSequenceMerge: Sendable {
     /// incoming erase times.
     private mutating func replayBothSides(firstBase: Int32, baseCount: Int, firstLocal: Int32,
                                           firstIncoming: Int32) -> Bool {
-        guard Self.replay(local, inserts: Int(firstIncoming - firstLocal), path: &path,
-                          firstBase: firstBase, baseCount: baseCount, firstNew: firstLocal,
-                          elements: localElement, lefts: localLeft),
-            Self.replay(incoming, inserts: records.count - Int(firstIncoming), path: &path,
-                        firstBase: firstBase, baseCount: baseCount, firstNew: firstIncoming,
-                        elements: incomingElement, lefts: incomingLeft)
-        else { return false }
+        let (localInserts, incomingInserts) = (Int(firstIncoming - firstLocal),
+                                               records.count - Int(firstIncoming))
+        if cachesReplays {
+            // The longer side is the one a later run may share (a server's history).
+            precondition(firstBase == 2, "the replay cache numbers the base from 2")
+            let storesLocal = local.count >= incoming.count
+            guard replayCache.replay(local, inserts: localInserts, baseCount: baseCount,
+                                     firstNew: firstLocal, store: storesLocal, scratch: &path,
+                                     elements: localElement, lefts: localLeft),
+                replayCache.replay(incoming, inserts: incomingInserts, baseCount: baseCount,
+                                   firstNew: firstIncoming, store: !storesLocal,
+                                   scratch: &path, elements: incomingElement,
+                                   lefts: incomingLeft)
+            else { return false }
+        } else {
+            guard Self.replay(local, inserts: localInserts, path: &path, firstBase: firstBase,
+                              baseCount: baseCount, firstNew: firstLocal,
+                              elements: localElement, lefts: localLeft),
+                Self.replay(incoming, inserts: incomingInserts, path: &path,
+                            firstBase: firstBase, baseCount: baseCount,
+                            firstNew: firstIncoming, elements: incomingElement,
+                            lefts: incomingLeft)
+            else { return false }
+        }
         for k in local.indices {
             let element = Int(localElement[k])
             if local[k].isInsert {
@@ -1120,24 +1142,43 @@ struct PathSequence: Sendable {
         chunkCounts[position] = Int32(size + 1)
         groupCounts[position / Self.groupWidth] += 1
         count += 1
-        if size + 1 > Self.chunkMax {
-            // Split: the upper half moves to a new chunk, placed right after this one.
-            precondition(chunkCount < chunkCapacity, "more inserts than the reset allowed")
-            let half = (size + 1) / 2
-            let tailCount = size + 1 - half
-            let newID = chunkCount
-            (slab.baseAddress! + newID * Self.stride).update(from: chunk + half, count: tailCount)
-            let moved = chunkCount - position - 1
-            (order.baseAddress! + position + 2).update(
-                from: order.baseAddress! + position + 1, count: moved)
-            (chunkCounts.baseAddress! + position + 2).update(
-                from: chunkCounts.baseAddress! + position + 1, count: moved)
-            order[position + 1] = Int32(newID)
-            chunkCounts[position] = Int32(half)
-            chunkCounts[position + 1] = Int32(tailCount)
-            chunkCount += 1
-            rebuildCounts()
-        }
+        if size + 1 > Self.chunkMax { split(position) }
+    }
+
+    /// Splits the full chunk at sequence position `position`: its upper half moves to a new
+    /// chunk, placed right after it. Makes room for more chunks first if the reset's estimate
+    /// ran out (only a sequence kept across resets, `ListReplayCache`, outgrows it).
+    private mutating func split(_ position: Int) {
+        if chunkCount == chunkCapacity { growChunks() }
+        let (slab, order, chunkCounts) = (slab, order, chunkCounts)
+        let full = Int(chunkCounts[position])
+        let chunk = slab.baseAddress! + Int(order[position]) * Self.stride
+        let half = full / 2
+        let tailCount = full - half
+        let newID = chunkCount
+        (slab.baseAddress! + newID * Self.stride).update(from: chunk + half, count: tailCount)
+        let moved = chunkCount - position - 1
+        (order.baseAddress! + position + 2).update(
+            from: order.baseAddress! + position + 1, count: moved)
+        (chunkCounts.baseAddress! + position + 2).update(
+            from: chunkCounts.baseAddress! + position + 1, count: moved)
+        order[position + 1] = Int32(newID)
+        chunkCounts[position] = Int32(half)
+        chunkCounts[position + 1] = Int32(tailCount)
+        chunkCount += 1
+        rebuildCounts()
+    }
+
+    /// Doubles the room for chunks, keeping the sequence.
+    private mutating func growChunks() {
+        let capacity = Swift.max(2 * chunkCapacity, chunkCount + 1)
+        slabStore.grow(to: capacity * Self.stride, keeping: chunkCount * Self.stride,
+                       repeating: 0)
+        orderStore.grow(to: capacity, keeping: chunkCount, repeating: 0)
+        chunkCountStore.grow(to: capacity, keeping: chunkCount, repeating: 0)
+        groupCountStore.grow(to: capacity / Self.groupWidth + 1,
+                             keeping: groupCountStore.count, repeating: 0)
+        chunkCapacity = capacity
     }
 
     mutating func remove(at index: Int) -> Int32 {
