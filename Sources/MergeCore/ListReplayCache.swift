@@ -77,13 +77,13 @@ struct ListReplayCache: Sendable {
         elements: UnsafeMutableBufferPointer<Int32>, lefts: UnsafeMutableBufferPointer<Int32>
     ) -> Bool {
         clock &+= 1
-        if let found = match(edits, baseCount: baseCount) {
+        if let found = match(edits, baseCount: baseCount, firstNew: firstNew,
+                             elements: elements, lefts: lefts)
+        {
             // In place: a copy of the entry would share its sequence's buffers.
             entries[found].lastUse = clock
             let before = entries[found].log.count
             let reused = min(before, edits.count)
-            Self.copyNames(entries[found], count: reused, firstNew: firstNew,
-                           elements: elements, lefts: lefts)
             editsReused &+= reused
             guard reused == edits.count
                 || Self.extend(&entries[found], with: edits, from: reused, firstNew: firstNew,
@@ -122,14 +122,20 @@ struct ListReplayCache: Sendable {
     }
 
     /// The entry whose edits and `edits` agree on the shorter of the two, on a base of
-    /// `baseCount` elements. At most one can: an entry is made only when none agrees with its
-    /// edits, and grows only by edits that agree with it.
-    private func match(_ edits: ContiguousArray<ListSequenceEdit>, baseCount: Int) -> Int? {
+    /// `baseCount` elements, with its names for those edits written out (in the run's
+    /// numbering, as `ListSequenceMerge.replay` names them). At most one entry can agree: one
+    /// is made only when none agrees with its edits, and grows only by edits that agree with
+    /// it. An entry that turns out not to agree may have named some edits already; whatever
+    /// names them next (another entry, or a replay) writes the same outputs over those.
+    private func match(_ edits: ContiguousArray<ListSequenceEdit>, baseCount: Int,
+                       firstNew: Int32, elements: UnsafeMutableBufferPointer<Int32>,
+                       lefts: UnsafeMutableBufferPointer<Int32>) -> Int? {
         guard !edits.isEmpty else { return nil }
         let firstKey = Self.key(edits[0])
         for e in entries.indices where entries[e].baseCount == baseCount
             && entries[e].log.count > 0 && entries[e].log.firstKey == firstKey
-            && entries[e].log.agrees(with: edits, baseCount: baseCount)
+            && entries[e].log.agrees(with: edits, baseCount: baseCount, firstNew: firstNew,
+                                     elements: elements, lefts: lefts)
         {
             return e
         }
@@ -139,31 +145,6 @@ struct ListReplayCache: Sendable {
     @inline(__always)
     private static func key(_ edit: ListSequenceEdit) -> UInt32 {
         edit.isInsert ? edit.index | insertBit : edit.index
-    }
-
-    /// The entry's names for its first `count` edits, in the run's numbering.
-    private static func copyNames(_ entry: Entry, count: Int, firstNew: Int32,
-                           elements: UnsafeMutableBufferPointer<Int32>,
-                           lefts: UnsafeMutableBufferPointer<Int32>) {
-        let firstEntryNew = 2 + Int32(entry.baseCount)
-        let shift = firstNew &- firstEntryNew
-        var next = firstNew
-        var k = 0
-        entry.log.forEachBlock(upTo: count) { block in
-            for record in block {
-                let name = Int32(truncatingIfNeeded: record)
-                let mapped = name >= firstEntryNew ? name &+ shift : name
-                if UInt32(truncatingIfNeeded: record >> 32) & insertBit != 0 {
-                    lefts[k] = mapped
-                    elements[k] = next
-                    next &+= 1
-                } else {
-                    elements[k] = mapped
-                }
-                k &+= 1
-            }
-            return true
-        }
     }
 
     /// Replays `edits[start...]` on the entry's sequence (which holds its state after the
@@ -279,23 +260,42 @@ private struct EditLog: Sendable {
     }
 
     /// Whether the log and `edits` agree on their common prefix, each edit's prior size being
-    /// the size its predecessors leave (on the valid replay the log records).
-    func agrees(with edits: ContiguousArray<ListSequenceEdit>, baseCount: Int) -> Bool {
-        edits.withUnsafeBufferPointer { edits in
+    /// the size its predecessors leave (on the valid replay the log records); names those
+    /// edits as it goes (`elements`, and `lefts` for inserts), in the numbering of a run whose
+    /// inserts start at `firstNew`: the log's own inserts start at 2 + `baseCount`. On false,
+    /// the edits before the first disagreement are named.
+    func agrees(with edits: ContiguousArray<ListSequenceEdit>, baseCount: Int, firstNew: Int32,
+                elements: UnsafeMutableBufferPointer<Int32>,
+                lefts: UnsafeMutableBufferPointer<Int32>) -> Bool {
+        let insertBit = ListReplayCache.insertBit
+        let firstLogNew = 2 + Int32(truncatingIfNeeded: baseCount)
+        let shift = firstNew &- firstLogNew
+        return edits.withUnsafeBufferPointer { edits in
             var size = UInt32(truncatingIfNeeded: baseCount)
+            var next = firstNew
             var k = 0
             var agreed = true
-            forEachBlock(upTo: min(count, edits.count)) { block in
+            forEachBlock(upTo: Swift.min(count, edits.count)) { block in
                 for record in block {
                     let edit = edits[k]
-                    let key = edit.isInsert ? edit.index | ListReplayCache.insertBit : edit.index
+                    let key = edit.isInsert ? edit.index | insertBit : edit.index
                     guard key == UInt32(truncatingIfNeeded: record >> 32)
-                        && edit.priorSize == size && edit.index < ListReplayCache.insertBit
+                        && edit.priorSize == size && edit.index < insertBit
                     else {
                         agreed = false
                         return false
                     }
-                    size = edit.isInsert ? size &+ 1 : size &- 1
+                    let name = Int32(truncatingIfNeeded: record)
+                    let mapped = name >= firstLogNew ? name &+ shift : name
+                    if edit.isInsert {
+                        lefts[k] = mapped
+                        elements[k] = next
+                        next &+= 1
+                        size &+= 1
+                    } else {
+                        elements[k] = mapped
+                        size &-= 1
+                    }
                     k &+= 1
                 }
                 return true

@@ -216,13 +216,6 @@ extension Transformer {
         return true
     }
 
-    /// Whether local `slot` belongs to a group `mergeListSequences` merged.
-    @inline(__always)
-    func isSequenced(_ slot: Int) -> Bool {
-        let node = arena.node[slot]
-        return node >= 0 && sequencedGroup[Int(nodeRoot[Int(node)])] == Self.sequenceMerged
-    }
-
     static let sequenceNone: UInt8 = 0
     static let sequenceCandidate: UInt8 = 1
     static let sequenceRejected: UInt8 = 2
@@ -278,9 +271,15 @@ extension TransformArena {
     /// map appended element by element.
     func readSequenceEdits(_ slots: ArraySlice<Int32>, ranks: ContiguousArray<UInt32>,
                            into edits: inout ContiguousArray<ListSequenceEdit>) {
-        edits.removeAll(keepingCapacity: true)
-        edits.append(contentsOf: repeatElement(
-            ListSequenceEdit(isInsert: false, index: 0, priorSize: 0, rank: 0), count: slots.count))
+        // Every element is written below: the ones already there are kept, not refilled (the
+        // fill, one element at a time, cost more than the reads).
+        if edits.count > slots.count {
+            edits.removeLast(edits.count - slots.count)
+        } else {
+            edits.append(contentsOf: repeatElement(
+                ListSequenceEdit(isInsert: false, index: 0, priorSize: 0, rank: 0),
+                count: slots.count - edits.count))
+        }
         edits.withUnsafeMutableBufferPointer { edits in
             slots.withUnsafeBufferPointer { slots in
                 kind.withUnsafeBufferPointer { kind in
@@ -304,9 +303,9 @@ extension TransformArena {
         }
     }
 
-    /// Writes a sequence merge's results back to `slots`: a moved edit gets its new index and
-    /// prior size and is marked dirty, a discarded one loses its slot (`discard`, which also
-    /// clears a packed record's alive bit).
+    /// Writes a sequence merge's results back to `slots`: each is marked `sequenced`, a moved
+    /// edit gets its new index and prior size and is marked dirty, a discarded one loses its
+    /// slot (`discard`, which also clears a packed record's alive bit).
     mutating func storeSequenceEdits(_ slots: ArraySlice<Int32>,
                                      _ edits: ContiguousArray<ListSequenceEdit>,
                                      alive: ContiguousArray<Bool>) {
@@ -319,6 +318,7 @@ extension TransformArena {
                     for (offset, slot) in slots.enumerated() {
                         let s = Int(slot)
                         let edit = edits[offset]
+                        flags[s] |= Self.sequenced
                         if !alive[offset] {
                             anyDiscarded = true
                         } else if edit.index != index[s] || edit.priorSize != priorSize[s] {

@@ -480,7 +480,9 @@ public struct Transformer: Sendable {
             && !fallbackAllPairs && !anySequenced
         var major = 0
         while major < localCount {
-            if !arena.isAlive(major) || (anySequenced && isSequenced(major)) {
+            if arena.flags[major] & (TransformArena.alive | TransformArena.sequenced)
+                != TransformArena.alive
+            {
                 major += 1
             } else if fallbackAllPairs || arena.node[major] < 0 {
                 // A local schema instruction meets list minors only in no-op rules (an

@@ -29,6 +29,9 @@ struct TransformArena: Sendable {
     static let replaced: UInt8 = 8
     /// An incoming slot with a packed record (`groupMinors`), whose alive bit `discard` mirrors.
     static let packed: UInt8 = 16
+    /// Merged before the walk by `ListSequenceMerge` (`storeSequenceEdits`, on both sides):
+    /// the walk over the local slots skips it on its flags alone.
+    static let sequenced: UInt8 = 32
 
     var kind: ContiguousArray<UInt8> = []
     var flags: ContiguousArray<UInt8> = []
