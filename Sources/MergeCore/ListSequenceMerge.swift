@@ -26,7 +26,9 @@
 //!
 //! 1. *Identities.* Replaying each side on its own (an order-statistics sequence of element
 //!    numbers, `PathSequence`) names the element each erase removes and the neighbours each
-//!    insert lands between.
+//!    insert lands between. A long side's replay is kept for later runs whose side starts
+//!    with the same edits (`ListReplayCache`): a server's history is replayed once, each
+//!    upload adding only its own edits.
 //! 2. *One order of all elements* (`next`/`prev`, a linked list with the tombstones): the
 //!    base, then each local insert placed right after its left neighbour. This is the local
 //!    side's own order; its elements are then renumbered in it, so that walking it reads
@@ -146,6 +148,16 @@ struct ElementRecord: Sendable {
 /// Computes the pairwise grid of one list's inserts and erases from element identities (see
 /// the file's documentation). Holds its buffers between runs.
 struct ListSequenceMerge: Sendable {
+    /// The side whose replay a run keeps for later runs (`ListReplayCache`): the one a later
+    /// run may start with again (a server's history), `none` when no later run will (a
+    /// client's unsynced changesets, rewritten by the merge), or the longer one.
+    enum StoredSide: Sendable {
+        case none
+        case local
+        case incoming
+        case longer
+    }
+
     /// The local instructions in order; `run` rewrites their index and prior size.
     var local: ContiguousArray<ListSequenceEdit> = []
     /// The incoming instructions in order; `run` rewrites their index and prior size.
@@ -193,6 +205,8 @@ struct ListSequenceMerge: Sendable {
     /// Whether each side's replay is looked up in, and long ones kept in, `replayCache` (off:
     /// every run replays both sides whole; the results are the same).
     var cachesReplays = true
+    /// Which side's replay a miss keeps in the cache (if long enough).
+    var storedSide = StoredSide.longer
     /// Long sides' replays, kept for the runs that follow (`ListReplayCache`).
     private(set) var replayCache = ListReplayCache()
     /// For each element, how many touched elements (`ElementRecord.isTouched`) precede it in
@@ -398,14 +412,19 @@ struct ListSequenceMerge: Sendable {
         let (localInserts, incomingInserts) = (Int(firstIncoming - firstLocal),
                                                records.count - Int(firstIncoming))
         if cachesReplays {
-            // The longer side is the one a later run may share (a server's history).
             precondition(firstBase == 2, "the replay cache numbers the base from 2")
-            let storesLocal = local.count >= incoming.count
+            let storesLocal: Bool? = switch storedSide {
+            case .none: nil
+            case .local: true
+            case .incoming: false
+            case .longer: local.count >= incoming.count
+            }
             guard replayCache.replay(local, inserts: localInserts, baseCount: baseCount,
-                                     firstNew: firstLocal, store: storesLocal, scratch: &path,
+                                     firstNew: firstLocal, store: storesLocal == true,
+                                     scratch: &path,
                                      elements: localElement, lefts: localLeft),
                 replayCache.replay(incoming, inserts: incomingInserts, baseCount: baseCount,
-                                   firstNew: firstIncoming, store: !storesLocal,
+                                   firstNew: firstIncoming, store: storesLocal == false,
                                    scratch: &path, elements: incomingElement,
                                    lefts: incomingLeft)
             else { return false }
@@ -1011,7 +1030,9 @@ struct FenwickTree: Sendable {
 /// (a list merge resets its sequences once per row; most of its allocations came from here).
 /// A reset sizes every buffer for the inserts to come (`reset(_:inserts:)`: a split needs 64
 /// inserts into its chunk since the chunk was made), so an insert or remove writes them
-/// through raw pointers (`ScratchBuffer`), without an array's uniqueness check per write.
+/// through raw pointers (`ScratchBuffer`), without an array's uniqueness check per write. A
+/// sequence kept across runs (`ListReplayCache`) outgrows that estimate: a split then makes
+/// room for more chunks first.
 ///
 /// It could also find an element's position (a map from elements to chunks), for the grid's
 /// last column; `ListSequenceMerge` reads that column from the touched elements' weights
@@ -1169,9 +1190,10 @@ struct PathSequence: Sendable {
         rebuildCounts()
     }
 
-    /// Doubles the room for chunks, keeping the sequence.
+    /// Makes room for a quarter more chunks, keeping the sequence (a kept sequence grows by an
+    /// upload's edits at a time: doubling left up to half of its memory unused).
     private mutating func growChunks() {
-        let capacity = Swift.max(2 * chunkCapacity, chunkCount + 1)
+        let capacity = chunkCapacity + Swift.max(chunkCapacity / 4, 8)
         slabStore.grow(to: capacity * Self.stride, keeping: chunkCount * Self.stride,
                        repeating: 0)
         orderStore.grow(to: capacity, keeping: chunkCount, repeating: 0)

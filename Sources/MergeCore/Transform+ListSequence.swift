@@ -207,6 +207,9 @@ extension Transformer {
         }
         let (linked, placed) = linksIncoming ? (incomingSlots, localSlots)
             : (localSlots, incomingSlots)
+        // Only a server's history comes back, longer, in the next merge: a client's local side
+        // is rewritten by this one.
+        listSequence.storedSide = !keepsLocalReplays ? .none : linksIncoming ? .incoming : .local
         arena.readSequenceEdits(linked, ranks: changesetRank, into: &listSequence.local)
         arena.readSequenceEdits(placed, ranks: changesetRank, into: &listSequence.incoming)
         guard listSequence.run() else { return false }

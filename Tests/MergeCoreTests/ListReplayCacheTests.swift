@@ -127,6 +127,52 @@ private func runGrowingHistory(_ seed: UInt64, cached: inout ListSequenceMerge) 
         }
     }
 
+    /// A transformer keeps the replays of a server's history (its local side in the
+    /// `localEdits` form, which the merge leaves as it is) and reuses them upload after upload,
+    /// with results equal to the pairwise walk; a client's merge, which rewrites its local
+    /// side, keeps none.
+    @Test func aServerKeepsItsHistoryReplaysAndAClientDoesNot() throws {
+        let random = RandomStream(seed: 3, id: StreamID(domain: 0x4C52_4354))
+        func side(_ client: Int) -> [Changeset] {
+            let edits = randomListSide(size: ListBlockLimits.initialListLength, count: 400,
+                                       insertPercent: 60, ranks: [0], random: random)
+            return stride(from: 0, to: edits.count, by: 100).map { start in
+                let instructions = edits[start..<min(start + 100, edits.count)].map {
+                    edit -> Instruction in
+                    edit.isInsert
+                        ? .arrayInsert(object: TestSchema.object(0), field: TestSchema.list,
+                                       index: edit.index, value: .int(Int64(client)),
+                                       priorSize: edit.priorSize)
+                        : .arrayErase(object: TestSchema.object(0), field: TestSchema.list,
+                                      index: edit.index, priorSize: edit.priorSize)
+                }
+                return Changeset(version: UInt64(start / 100 + 1),
+                                 originTimestamp: 10 + random.uniformInt(below: 8),
+                                 originFileIdent: UInt64(2 + client),
+                                 instructions: ContiguousArray(instructions))
+            }
+        }
+        var (reference, server) = referenceAndSequencingTransformers()
+        let failure = compareServerHistories(reference: &reference, actual: &server,
+                                             makeSide: side)
+        #expect(failure == nil, "\(failure ?? "")")
+        // Four uploads of 400 edits: the history (about 400, fewer where two erases of one
+        // element cancelled) is stored at the second, then reused and extended at the third
+        // and fourth (about 400 + 800 reused). Each history edit is stored once: at most the
+        // 1,200 of the first three uploads.
+        let kept = server.listSequence.replayCache
+        #expect(server.listSequencesMerged == 3, "\(server.listSequencesMerged) merged")
+        #expect(kept.editsReused > 1_100 && kept.editsStored > 1_100
+                    && kept.editsStored <= 1_200,
+                "\(kept.editsReused) edits reused, \(kept.editsStored) stored")
+        var client = referenceAndSequencingTransformers().sequencing
+        var (incoming, local) = (ContiguousArray(side(1)), ContiguousArray(side(0)))
+        try client.merge(incoming: &incoming, local: &local, localFileIdent: 2)
+        #expect(client.listSequencesMerged == 1
+                    && client.listSequence.replayCache.editsStored == 0,
+                "\(client.listSequence.replayCache.editsStored) edits stored by a client")
+    }
+
     /// A sequence kept across resets outgrows the chunks its reset made room for, and grows
     /// them: edits far beyond the reset's estimate, checked against an array.
     @Test func pathSequenceGrowsPastItsReset() {
