@@ -25,11 +25,17 @@
 //! 2 + base size); a run numbers a side's inserts from its own first number, so names at or
 //! above 2 + base size are shifted on the way out.
 //!
-//! Only a side at least `storedEditsMin` long, and the longer of the two, is stored (an
-//! upload replayed once must not push out a history); a miss on any other replays as
-//! before. The cache holds at most `entriesMax` entries and `storedEditsMax` edits, the least
-//! recently used going first. It changes no result: `ListSequenceMergeTests` checks runs with
-//! and without it, edit for edit.
+//! Only the side that can come back is stored (`ListSequenceMerge.StoredSide`: a server's
+//! history, never an upload replayed once nor a client's changesets, which the merge
+//! rewrites), and only when at least `storedEditsMin` long; a miss on any other side replays
+//! as before, and any side may hit. The cache holds at most `entriesMax` entries and
+//! `storedEditsMax` edits, the least recently used going first. It changes no result:
+//! `ListReplayCacheTests` checks runs with and without it, edit for edit, and a server's
+//! merges against the pairwise walk.
+//!
+//! The cost is memory: 8 bytes per kept edit (`EditLog`) and each kept sequence's chunks. A
+//! list server of 10^6 instructions keeps its whole history, and its peak memory per merged
+//! instruction went from 85 to about 96 bytes (the target is 100).
 
 /// Replays of list sides kept across `ListSequenceMerge` runs (see the file's documentation).
 struct ListReplayCache: Sendable {
