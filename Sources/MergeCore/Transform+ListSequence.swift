@@ -314,20 +314,32 @@ extension TransformArena {
                                      alive: ContiguousArray<Bool>) {
         precondition(edits.count == slots.count && alive.count == slots.count,
                      "a result per slot")
-        var anyDiscarded = false
-        index.withUnsafeMutableBufferPointer { index in
-            priorSize.withUnsafeMutableBufferPointer { priorSize in
-                flags.withUnsafeMutableBufferPointer { flags in
-                    for (offset, slot) in slots.enumerated() {
-                        let s = Int(slot)
-                        let edit = edits[offset]
-                        flags[s] |= Self.sequenced
-                        if !alive[offset] {
-                            anyDiscarded = true
-                        } else if edit.index != index[s] || edit.priorSize != priorSize[s] {
-                            index[s] = edit.index
-                            priorSize[s] = edit.priorSize
-                            flags[s] |= Self.dirty
+        // Every view raw, and one write of the flags: the loop visits every history slot of
+        // a contested list (about 5 million at list K = 100 and 10^5), and through the
+        // arrays' checked subscripts it took 29 instructions a slot (26 now).
+        let anyDiscarded = slots.withUnsafeBufferPointer { slots in
+            edits.withUnsafeBufferPointer { edits in
+                alive.withUnsafeBufferPointer { alive in
+                    index.withUnsafeMutableBufferPointer { index in
+                        priorSize.withUnsafeMutableBufferPointer { priorSize in
+                            flags.withUnsafeMutableBufferPointer { flags in
+                                var anyDiscarded = false
+                                for offset in 0..<slots.count {
+                                    let s = Int(slots[offset])
+                                    let edit = edits[offset]
+                                    let kept = alive[offset]
+                                    let moved = edit.index != index[s]
+                                        || edit.priorSize != priorSize[s]
+                                    if kept && moved {
+                                        index[s] = edit.index
+                                        priorSize[s] = edit.priorSize
+                                    }
+                                    flags[s] |= Self.sequenced
+                                        | (kept && moved ? Self.dirty : 0)
+                                    anyDiscarded = anyDiscarded || !kept
+                                }
+                                return anyDiscarded
+                            }
                         }
                     }
                 }
