@@ -29,7 +29,9 @@
 //! history, never an upload replayed once nor a client's changesets, which the merge
 //! rewrites), and only when at least `storedEditsMin` long; a miss on any other side replays
 //! as before, and any side may hit. The cache holds at most `entriesMax` entries and
-//! `storedEditsMax` edits, the least recently used going first. It changes no result:
+//! `storedEditsMax` edits, the least recently used going first (the entry in use stays,
+//! whatever its size: a single list's history longer than that is still kept whole, at 8
+//! bytes per edit beside the history's own). It changes no result:
 //! `ListReplayCacheTests` checks runs with and without it, edit for edit, and a server's
 //! merges against the pairwise walk.
 //!
@@ -56,8 +58,8 @@ struct ListReplayCache: Sendable {
     /// sides would push out the long ones.
     static let storedEditsMin = 256
     static let entriesMax = 32
-    /// Edits held over all entries (8 bytes each, with the sequences' few bytes per alive
-    /// element beside them).
+    /// Edits held over all entries but the one in use (8 bytes each, with the sequences' few
+    /// bytes per alive element beside them).
     static let storedEditsMax = 1 << 22
 
     private var entries: [Entry] = []
