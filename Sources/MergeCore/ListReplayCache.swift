@@ -150,45 +150,38 @@ struct ListReplayCache: Sendable {
         return nil
     }
 
+    /// An edit's key in the log: its index, with `insertBit` for an insert.
     @inline(__always)
-    private static func key(_ edit: ListSequenceEdit) -> UInt32 {
+    static func key(_ edit: ListSequenceEdit) -> UInt32 {
         edit.isInsert ? edit.index | insertBit : edit.index
     }
 
     /// Replays `edits[start...]` on the entry's sequence (which holds its state after the
-    /// first `start`), recording each in the entry and naming it in the run's numbering.
+    /// first `start`) with `ListSequenceMerge.replay`, in the entry's numbering, then records
+    /// each in the entry and renames it into the run's numbering.
     private static func extend(_ entry: inout Entry, with edits: ContiguousArray<ListSequenceEdit>,
-                        from start: Int, firstNew: Int32,
-                        elements: UnsafeMutableBufferPointer<Int32>,
-                        lefts: UnsafeMutableBufferPointer<Int32>) -> Bool {
+                               from start: Int, firstNew: Int32,
+                               elements: UnsafeMutableBufferPointer<Int32>,
+                               lefts: UnsafeMutableBufferPointer<Int32>) -> Bool {
         let firstEntryNew = 2 + Int32(entry.baseCount)
+        guard ListSequenceMerge.replay(edits, from: start, on: &entry.path,
+                                       firstNew: firstEntryNew &+ Int32(entry.inserts),
+                                       elements: elements, lefts: lefts)
+        else { return false }
         let shift = firstNew &- firstEntryNew
         @inline(__always) func mapped(_ name: Int32) -> Int32 {
             name >= firstEntryNew ? name &+ shift : name
         }
         for k in start..<edits.count {
             let edit = edits[k]
-            guard Int(edit.priorSize) == entry.path.count else { return false }
-            let index = Int(edit.index)
             if edit.isInsert {
-                guard index <= entry.path.count else { return false }
-                let element = firstEntryNew &+ Int32(entry.inserts)
-                let left: Int32
-                if index == 0 {
-                    left = 0
-                    entry.path.insert(element, at: 0)
-                } else {
-                    left = entry.path.insert(element, returningLeftAt: index)
-                }
-                entry.log.append(key: edit.index | insertBit, name: left)
-                lefts[k] = mapped(left)
-                elements[k] = firstNew &+ Int32(entry.inserts)
+                entry.log.append(key: key(edit), name: lefts[k])
+                lefts[k] = mapped(lefts[k])
+                elements[k] = mapped(elements[k])
                 entry.inserts += 1
             } else {
-                guard index < entry.path.count else { return false }
-                let element = entry.path.remove(at: index)
-                entry.log.append(key: edit.index, name: element)
-                elements[k] = mapped(element)
+                entry.log.append(key: key(edit), name: elements[k])
+                elements[k] = mapped(elements[k])
             }
         }
         return true
@@ -275,7 +268,6 @@ private struct EditLog: Sendable {
     func agrees(with edits: ContiguousArray<ListSequenceEdit>, baseCount: Int, firstNew: Int32,
                 elements: UnsafeMutableBufferPointer<Int32>,
                 lefts: UnsafeMutableBufferPointer<Int32>) -> Bool {
-        let insertBit = ListReplayCache.insertBit
         let firstLogNew = 2 + Int32(truncatingIfNeeded: baseCount)
         let shift = firstNew &- firstLogNew
         return edits.withUnsafeBufferPointer { edits in
@@ -286,9 +278,8 @@ private struct EditLog: Sendable {
             forEachBlock(upTo: Swift.min(count, edits.count)) { block in
                 for record in block {
                     let edit = edits[k]
-                    let key = edit.isInsert ? edit.index | insertBit : edit.index
-                    guard key == UInt32(truncatingIfNeeded: record >> 32)
-                        && edit.priorSize == size && edit.index < insertBit
+                    guard ListReplayCache.key(edit) == UInt32(truncatingIfNeeded: record >> 32)
+                        && edit.priorSize == size && edit.index < ListReplayCache.insertBit
                     else {
                         agreed = false
                         return false

@@ -149,13 +149,12 @@ struct ElementRecord: Sendable {
 /// the file's documentation). Holds its buffers between runs.
 struct ListSequenceMerge: Sendable {
     /// The side whose replay a run keeps for later runs (`ListReplayCache`): the one a later
-    /// run may start with again (a server's history), `none` when no later run will (a
-    /// client's unsynced changesets, rewritten by the merge), or the longer one.
+    /// run may start with again (a server's history), or `none` when no later run will (a
+    /// client's unsynced changesets, rewritten by the merge).
     enum StoredSide: Sendable {
         case none
         case local
         case incoming
-        case longer
     }
 
     /// The local instructions in order; `run` rewrites their index and prior size.
@@ -205,8 +204,9 @@ struct ListSequenceMerge: Sendable {
     /// Whether each side's replay is looked up in, and long ones kept in, `replayCache` (off:
     /// every run replays both sides whole; the results are the same).
     var cachesReplays = true
-    /// Which side's replay a miss keeps in the cache (if long enough).
-    var storedSide = StoredSide.longer
+    /// Which side's replay a miss keeps in the cache (if long enough); the `Transformer` sets
+    /// it for each run.
+    var storedSide = StoredSide.none
     /// Long sides' replays, kept for the runs that follow (`ListReplayCache`).
     private(set) var replayCache = ListReplayCache()
     /// For each element, how many touched elements (`ElementRecord.isTouched`) precede it in
@@ -382,8 +382,20 @@ struct ListSequenceMerge: Sendable {
         elements: UnsafeMutableBufferPointer<Int32>, lefts: UnsafeMutableBufferPointer<Int32>
     ) -> Bool {
         path.reset(firstBase..<(firstBase + Int32(baseCount)), inserts: inserts)
+        return replay(edits, from: 0, on: &path, firstNew: firstNew, elements: elements,
+                      lefts: lefts)
+    }
+
+    /// Replays `edits[start...]` on `path` as it stands (its state after the edits before
+    /// `start`), naming elements as `replay` does, the first of these edits' inserts getting
+    /// `firstNew`. (`ListReplayCache` continues a kept sequence through this.)
+    static func replay(
+        _ edits: ContiguousArray<ListSequenceEdit>, from start: Int, on path: inout PathSequence,
+        firstNew: Int32,
+        elements: UnsafeMutableBufferPointer<Int32>, lefts: UnsafeMutableBufferPointer<Int32>
+    ) -> Bool {
         var nextElement = firstNew
-        for k in edits.indices {
+        for k in start..<edits.count {
             let edit = edits[k]
             guard Int(edit.priorSize) == path.count else { return false }
             let index = Int(edit.index)
@@ -413,18 +425,12 @@ struct ListSequenceMerge: Sendable {
                                                records.count - Int(firstIncoming))
         if cachesReplays {
             precondition(firstBase == 2, "the replay cache numbers the base from 2")
-            let storesLocal: Bool? = switch storedSide {
-            case .none: nil
-            case .local: true
-            case .incoming: false
-            case .longer: local.count >= incoming.count
-            }
             guard replayCache.replay(local, inserts: localInserts, baseCount: baseCount,
-                                     firstNew: firstLocal, store: storesLocal == true,
+                                     firstNew: firstLocal, store: storedSide == .local,
                                      scratch: &path,
                                      elements: localElement, lefts: localLeft),
                 replayCache.replay(incoming, inserts: incomingInserts, baseCount: baseCount,
-                                   firstNew: firstIncoming, store: storesLocal == false,
+                                   firstNew: firstIncoming, store: storedSide == .incoming,
                                    scratch: &path, elements: incomingElement,
                                    lefts: incomingLeft)
             else { return false }

@@ -52,9 +52,13 @@ extension Transformer {
     /// Only without incoming schema instructions or an EraseColumn (the caller checks): then
     /// a local schema instruction meets list instructions only in no-op rules, so merging the
     /// group before the walk reaches it changes nothing.
+    ///
+    /// `keepsLocalReplays`: the local side may come back, as it is, in later merges (a server's
+    /// history, in the `localEdits` form), so its list replays are worth keeping
+    /// (`ListReplayCache`); a client's changesets, which the merge rewrites, are not.
     /// - Returns: whether any group was merged here.
     /// - Complexity: O(D + L) to find the groups, plus each merged group's cost.
-    mutating func mergeListSequences() -> Bool {
+    mutating func mergeListSequences(keepsLocalReplays: Bool) -> Bool {
         let rootCount = nodeRoot.count
         sequencedGroup.removeAll(keepingCapacity: true)
         sequencedGroup.append(contentsOf: repeatElement(Self.sequenceNone, count: rootCount))
@@ -111,7 +115,7 @@ extension Transformer {
         fillSequenceLocals()
         var anyMerged = false
         for root in 0..<rootCount where sequencedGroup[root] == Self.sequenceCandidate {
-            if mergeListSequence(root) {
+            if mergeListSequence(root, keepsLocalReplays: keepsLocalReplays) {
                 listSequencesMerged &+= 1
                 sequencedGroup[root] = Self.sequenceMerged
                 groupBlockLower[root] = -3
@@ -196,7 +200,7 @@ extension Transformer {
     }
 
     /// Runs `ListSequenceMerge` on group `root` and writes its result into the arena.
-    private mutating func mergeListSequence(_ root: Int) -> Bool {
+    private mutating func mergeListSequence(_ root: Int, keepsLocalReplays: Bool) -> Bool {
         let localSlots = sequenceLocalSlots[
             Int(sequenceLocalStart[root])..<Int(sequenceLocalStart[root + 1])]
         let incomingSlots = groupPositions[Int(groupStart[root])..<Int(groupStart[root + 1])]
@@ -207,8 +211,6 @@ extension Transformer {
         }
         let (linked, placed) = linksIncoming ? (incomingSlots, localSlots)
             : (localSlots, incomingSlots)
-        // Only a server's history comes back, longer, in the next merge: a client's local side
-        // is rewritten by this one.
         listSequence.storedSide = !keepsLocalReplays ? .none : linksIncoming ? .incoming : .local
         arena.readSequenceEdits(linked, ranks: changesetRank, into: &listSequence.local)
         arena.readSequenceEdits(placed, ranks: changesetRank, into: &listSequence.incoming)

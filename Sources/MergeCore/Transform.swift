@@ -338,11 +338,6 @@ public struct Transformer: Sendable {
     /// Which list groups are merged from element identities (`Transform+ListSequence.swift`).
     var listSequenceSettings = ListSequenceSettings()
     var listSequence = ListSequenceMerge()
-    /// Whether this merge's local side may come back in later merges as it is, so that its
-    /// list replays are worth keeping (`ListReplayCache`): a server's history, merged through
-    /// `merge(incoming:local:localEdits:localFileIdent:)`, and not a client's changesets,
-    /// which the other `merge` rewrites.
-    var keepsLocalReplays = false
     /// Per group root: `sequenceNone`, `…Candidate`, `…Rejected` or `…Merged`.
     var sequencedGroup: ContiguousArray<UInt8> = []
     /// Per group root: its local slots in `sequenceLocalSlots[start[root] ..< start[root + 1]]`.
@@ -476,9 +471,8 @@ public struct Transformer: Sendable {
         // (`TransformArena.sweepListMajors`) until one needs anything else.
         let listSweepPossible = listSweepEnabled && schemaPositions.isEmpty && !fallbackAllPairs
         // Contested lists of inserts and erases, merged whole before the walk.
-        keepsLocalReplays = localEdits != nil
         let anySequenced = listSequenceSettings.enabled && schemaPositions.isEmpty
-            && !fallbackAllPairs && mergeListSequences()
+            && !fallbackAllPairs && mergeListSequences(keepsLocalReplays: localEdits != nil)
         // Local Updates, creates and erases of small groups, and Updates of large groups
         // that meet only their field's Updates, go through one sweep (`sweepUpdates`) until
         // one needs anything else.
