@@ -15,9 +15,10 @@
 ///
 /// Each kind of edit has its own stream of positions, so an edit costs only what its kind
 /// needs: 4 bytes for a discard, 16 for a shifted list instruction (its position and new
-/// indices: a server's reciprocal history of a text document shifts nearly every
-/// instruction), and 4 plus the instruction for a replacement; plus 16 bytes per changeset
-/// with edits. `Transformer.recordLocalEdits` counts first, so a stream is sized once per
+/// indices), 4 plus the instruction for a replacement, and 16 for a range of consecutive
+/// list instructions that all moved by the same amounts (`ListShift`: a typed run of the
+/// history that passed an upload clear of its edits, which is most of a server's reciprocal
+/// history of a text document); plus 20 bytes per changeset with edits. `Transformer.recordLocalEdits` counts first, so a stream is sized once per
 /// merge, with at most an eighth of slack when it had to grow (`reserve(_:_:)`).
 public struct LocalEdits: Sendable, Hashable {
     /// The changesets with edits, ascending.
@@ -28,6 +29,7 @@ public struct LocalEdits: Sendable, Hashable {
     var discardEnds: ContiguousArray<UInt32> = []
     var reindexEnds: ContiguousArray<UInt32> = []
     var replacementEnds: ContiguousArray<UInt32> = []
+    var shiftEnds: ContiguousArray<UInt32> = []
     /// Positions of discarded instructions, ascending within a changeset.
     var discards: ContiguousArray<UInt32> = []
     /// Positions of re-indexed list instructions, ascending within a changeset, and their
@@ -37,33 +39,46 @@ public struct LocalEdits: Sendable, Hashable {
     /// Positions of instructions replaced whole (folded increments), and their replacements.
     var replacementPositions: ContiguousArray<UInt32> = []
     var replacements: ContiguousArray<Instruction> = []
+    /// Ranges of shifted list instructions, ascending and apart from every other edit's
+    /// position within a changeset.
+    var shifts: ContiguousArray<ListShift> = []
 
     public init() {}
 
     /// Edited instructions.
-    public var count: Int { discards.count + reindexPositions.count + replacementPositions.count }
-    public var isEmpty: Bool { count == 0 }
+    public var count: Int {
+        discards.count + reindexPositions.count + replacementPositions.count
+            + shifts.reduce(0) { $0 + Int($1.count) }
+    }
+    public var isEmpty: Bool {
+        discards.isEmpty && reindexPositions.isEmpty && replacementPositions.isEmpty
+            && shifts.isEmpty
+    }
 
     mutating func removeAll() {
         changesetIndices.removeAll(keepingCapacity: true)
         discardEnds.removeAll(keepingCapacity: true)
         reindexEnds.removeAll(keepingCapacity: true)
         replacementEnds.removeAll(keepingCapacity: true)
+        shiftEnds.removeAll(keepingCapacity: true)
         discards.removeAll(keepingCapacity: true)
         reindexPositions.removeAll(keepingCapacity: true)
         reindexed.removeAll(keepingCapacity: true)
         replacementPositions.removeAll(keepingCapacity: true)
         replacements.removeAll(keepingCapacity: true)
+        shifts.removeAll(keepingCapacity: true)
     }
 
     /// Makes room for this many edits of each kind, in this many changesets (see
     /// `reserve(_:_:)`).
     mutating func reserveCapacity(changesets: Int, discards discardCount: Int, reindexes: Int,
-                                  replacements replacementCount: Int) {
+                                  replacements replacementCount: Int, shifts shiftCount: Int) {
         Self.reserve(&changesetIndices, changesets)
         Self.reserve(&discardEnds, changesets)
         Self.reserve(&reindexEnds, changesets)
         Self.reserve(&replacementEnds, changesets)
+        Self.reserve(&shiftEnds, changesets)
+        Self.reserve(&shifts, shiftCount)
         Self.reserve(&discards, discardCount)
         Self.reserve(&reindexPositions, reindexes)
         Self.reserve(&reindexed, reindexes)
@@ -90,15 +105,16 @@ public struct LocalEdits: Sendable, Hashable {
 
     /// Closes changeset `changeset`'s edits: those before `discardEnd` in `discards` and
     /// before `reindexEnd` in `reindexPositions` (which the caller may have sized beforehand
-    /// and be filling in place), and the replacements appended so far. A changeset without
-    /// edits is not recorded.
+    /// and be filling in place), and the replacements and shifts appended so far. A changeset
+    /// without edits is not recorded.
     mutating func endChangeset(_ changeset: Int, discardEnd discardCount: Int,
                                reindexEnd reindexCount: Int) {
         let discardEnd = UInt32(discardCount)
         let reindexEnd = UInt32(reindexCount)
         let replacementEnd = UInt32(replacementPositions.count)
+        let shiftEnd = UInt32(shifts.count)
         if discardEnd == (discardEnds.last ?? 0) && reindexEnd == (reindexEnds.last ?? 0)
-            && replacementEnd == (replacementEnds.last ?? 0)
+            && replacementEnd == (replacementEnds.last ?? 0) && shiftEnd == (shiftEnds.last ?? 0)
         {
             return
         }
@@ -108,6 +124,7 @@ public struct LocalEdits: Sendable, Hashable {
         discardEnds.append(discardEnd)
         reindexEnds.append(reindexEnd)
         replacementEnds.append(replacementEnd)
+        shiftEnds.append(shiftEnd)
     }
 
     @inline(never)
@@ -125,12 +142,17 @@ public struct LocalEdits: Sendable, Hashable {
         var discard = 0
         var reindex = 0
         var replacement = 0
+        var shift = 0
         for entry in changesetIndices.indices {
             let changesetIndex = Int(changesetIndices[entry])
             let discardEnd = Int(discardEnds[entry])
             let reindexEnd = Int(reindexEnds[entry])
             let replacementEnd = Int(replacementEnds[entry])
-            defer { (discard, reindex, replacement) = (discardEnd, reindexEnd, replacementEnd) }
+            let shiftEnd = Int(shiftEnds[entry])
+            defer {
+                (discard, reindex, replacement, shift) = (discardEnd, reindexEnd, replacementEnd,
+                                                          shiftEnd)
+            }
             if changesetIndex < first { continue }
             precondition(changesetIndex < changesets.count, "local edits beyond the changesets")
             let original = changesets[changesetIndex].instructions
@@ -138,16 +160,29 @@ public struct LocalEdits: Sendable, Hashable {
             rewritten.reserveCapacity(original.count)
             var position = 0
             while true {
-                // The next edit of the three streams (positions are distinct).
+                // The next edit of the four streams (positions are distinct).
                 let nextDiscard = discard < discardEnd ? Int(discards[discard]) : Int.max
                 let nextReindex = reindex < reindexEnd ? Int(reindexPositions[reindex]) : Int.max
                 let nextReplacement = replacement < replacementEnd
                     ? Int(replacementPositions[replacement]) : Int.max
-                let next = min(nextDiscard, nextReindex, nextReplacement)
+                let nextShift = shift < shiftEnd ? Int(shifts[shift].first) : Int.max
+                let next = min(nextDiscard, nextReindex, nextReplacement, nextShift)
                 if next == Int.max { break }
                 precondition(next >= position && next < original.count,
                              "local edit out of order or beyond its changeset")
                 rewritten.append(contentsOf: original[position..<next])
+                if next == nextShift {
+                    let range = shifts[shift]
+                    let end = next + Int(range.count)
+                    precondition(end <= original.count, "shifted range beyond its changeset")
+                    for shifted in next..<end {
+                        rewritten.append(original[shifted].shiftingListIndices(
+                            by: range.indexDelta, sizeBy: range.sizeDelta))
+                    }
+                    shift += 1
+                    position = end
+                    continue
+                }
                 if next == nextDiscard {
                     discard += 1
                 } else if next == nextReindex {
@@ -165,6 +200,15 @@ public struct LocalEdits: Sendable, Hashable {
     }
 }
 
+/// Consecutive list instructions of one changeset, `first ..< first + count`, whose index and
+/// prior size all moved by `indexDelta` and `sizeDelta` (wrapping, as the merge's shifts do).
+struct ListShift: Sendable, Hashable {
+    var first: UInt32
+    var count: UInt32
+    var indexDelta: UInt32
+    var sizeDelta: UInt32
+}
+
 /// A list instruction's indices: `index` (ArrayMove: from), `index2` (ArrayMove: to, else
 /// unused) and `priorSize`.
 struct ListIndices: Sendable, Hashable {
@@ -174,6 +218,21 @@ struct ListIndices: Sendable, Hashable {
 }
 
 extension Instruction {
+    /// This ArrayInsert or ArrayErase with its index and prior size moved by `delta` and
+    /// `sizeDelta` (wrapping). Precondition: an ArrayInsert or ArrayErase.
+    func shiftingListIndices(by delta: UInt32, sizeBy sizeDelta: UInt32) -> Instruction {
+        switch self {
+        case let .arrayInsert(object, field, index, value, priorSize):
+            .arrayInsert(object: object, field: field, index: index &+ delta, value: value,
+                         priorSize: priorSize &+ sizeDelta)
+        case let .arrayErase(object, field, index, priorSize):
+            .arrayErase(object: object, field: field, index: index &+ delta,
+                        priorSize: priorSize &+ sizeDelta)
+        default:
+            preconditionFailure("only ArrayInsert and ArrayErase are shifted in ranges")
+        }
+    }
+
     /// This list instruction with its indices replaced by `indices`; the object, field and
     /// value stay. Precondition: a list instruction (ArrayUpdate, ArrayInsert, ArrayMove,
     /// ArrayErase).

@@ -631,10 +631,14 @@ extension Transformer {
         if summary.count == 0 { return true }
         switch listRegions.locate(summary, margin: settings.margin) {
         case let .clear(indexShift, sizeShift, firstAbove):
-            var run = ListMajorRun(slots: slots)
-            run.indexOffset = Int32(truncatingIfNeeded: indexShift)
-            run.sizeOffset = Int32(truncatingIfNeeded: sizeShift)
-            arena.settleMajors(&run)
+            if defersListShifts {
+                deferListShift(slots, index: indexShift, size: sizeShift)
+            } else {
+                var run = ListMajorRun(slots: slots)
+                run.indexOffset = Int32(truncatingIfNeeded: indexShift)
+                run.sizeOffset = Int32(truncatingIfNeeded: sizeShift)
+                arena.settleMajors(&run)
+            }
             listRegions.applyRun(runDelta: summary.netDelta, firstAbove: firstAbove)
             listRegions.runsClear += 1
             arena.listBlocksPassed &+= listRegions.blocks.count * Int(summary.count)

@@ -333,6 +333,22 @@ public struct Transformer: Sendable {
     /// The run `majorRun` cut last and its summary, until its first summary is taken
     /// (`summariseMajorRun`).
     var cutRunSummary: (slots: Range<Int>, summary: ListRunSummary)?
+    /// Whether a run that passes every region clear leaves its shift pending
+    /// (`pendingListShifts`) instead of writing it to each slot: set per merge, for a merge
+    /// that reports the local side as `LocalEdits`. Tests clear `listShiftRangesEnabled` to
+    /// compare with the slot-by-slot form.
+    var defersListShifts = false
+    var listShiftRangesEnabled = true
+    /// Local runs that passed every region clear, in slot order, with the shift each slot
+    /// owes (`recordLocalEdits` reports them as `ListShift` ranges); consecutive runs with
+    /// the same shifts are one entry.
+    var pendingListShifts: ContiguousArray<PendingListShift> = []
+    /// `recordLocalEdits`' scratch: the pending shifts cut at changeset boundaries.
+    var listShiftPieces: ContiguousArray<ListShiftPiece> = []
+    /// Statistics for tests (never reset): ranges reported, and pending shifts written to
+    /// their slots after all (`cutListShifts`).
+    var listShiftRangesReported = 0
+    var listShiftsSettled = 0
     /// The roots that have blocks (settled before the write-back).
     var blockedGroups: ContiguousArray<Int32> = []
     /// Which list groups are merged from element identities (`Transform+ListSequence.swift`).
@@ -470,6 +486,7 @@ public struct Transformer: Sendable {
         // Local list edits on groups that walk every pair go through one sweep
         // (`TransformArena.sweepListMajors`) until one needs anything else.
         let listSweepPossible = listSweepEnabled && schemaPositions.isEmpty && !fallbackAllPairs
+        defersListShifts = localEdits != nil && listShiftRangesEnabled
         // Contested lists of inserts and erases, merged whole before the walk.
         let anySequenced = listSequenceSettings.enabled && schemaPositions.isEmpty
             && !fallbackAllPairs && mergeListSequences(keepsLocalReplays: localEdits != nil)
@@ -521,6 +538,7 @@ public struct Transformer: Sendable {
         phaseTimes.walkNs &+= walkEnd &- indexEnd
         settleAllListBlocks()
         if localEdits != nil {
+            cutListShifts()
             recordLocalEdits(&localEdits!)
             writeBack(changesetsFrom: localChangesetCount)
             buildScanColumns()
@@ -902,6 +920,7 @@ public struct Transformer: Sendable {
         arena.listBlocks.removeAll(keepingCapacity: true)
         listRegions.reset()
         cutRunSummary = nil
+        pendingListShifts.removeAll(keepingCapacity: true)
         if anyPackedNow { prepareGroupMinors() }
         // Fill using a cursor per root; groupStart[root] is advanced and restored afterwards.
         // Raw buffers: this pass touches every incoming slot, five writes each when packed.
@@ -1044,7 +1063,8 @@ public struct Transformer: Sendable {
     }
 
     /// Reports the local slots that were discarded, shifted or folded as edits (in slot order,
-    /// which is changeset and position order). The local changesets are not rewritten.
+    /// which is changeset and position order), and the pending shifts `cutListShifts` cut as
+    /// ranges. The local changesets are not rewritten.
     private func recordLocalEdits(_ edits: inout LocalEdits) {
         let alive = TransformArena.alive
         let dirty = TransformArena.dirty
@@ -1080,10 +1100,13 @@ public struct Transformer: Sendable {
                 slot += 1
             }
         }
-        if discardCount + reindexCount + replacementCount == 0 { return }
+        let pieces = listShiftPieces
+        if discardCount + reindexCount + replacementCount + pieces.count == 0 { return }
         edits.reserveCapacity(
-            changesets: min(localChangesetCount, discardCount + reindexCount + replacementCount),
-            discards: discardCount, reindexes: reindexCount, replacements: replacementCount)
+            changesets: min(localChangesetCount,
+                            discardCount + reindexCount + replacementCount + pieces.count),
+            discards: discardCount, reindexes: reindexCount, replacements: replacementCount,
+            shifts: pieces.count)
         // Discards and re-indexes are written through pointers into streams sized up front
         // (a re-index per history instruction is the common case of a text document); they
         // are moved out of `edits` meanwhile, so that replacements and changeset ends can
@@ -1101,6 +1124,7 @@ public struct Transformer: Sendable {
         }
         var discard = discards.count
         var reindex = reindexPositions.count
+        var piece = 0
         discards.append(contentsOf: repeatElement(0, count: discardCount))
         reindexPositions.append(contentsOf: repeatElement(0, count: reindexCount))
         reindexed.append(contentsOf: repeatElement(
@@ -1120,33 +1144,50 @@ public struct Transformer: Sendable {
                                 if slot == slotEnd { continue }
                                 let (discardFrom, reindexFrom) = (discard, reindex)
                                 let replacementsFrom = edits.replacementPositions.count
+                                let shiftsFrom = edits.shifts.count
                                 while slot < slotEnd {
-                                    let slotFlags = columns.flags[slot]
-                                    if slotFlags & alive == 0 {
-                                        discards[discard] = positions[slot]
-                                        discard += 1
-                                    } else if slotFlags & replaced != 0 {
-                                        // A folded increment (replaced in the merge's copy
-                                        // of the changeset); a replaced instruction is never
-                                        // a list one, so it is never dirty.
-                                        precondition(slotFlags & dirty == 0,
-                                                     "replaced list instruction")
-                                        let position = Int(positions[slot])
-                                        edits.appendReplacement(
-                                            position: position,
-                                            changesets.local[changesetIndex].instructions[position])
-                                    } else if slotFlags & dirty != 0 {
-                                        reindexPositions[reindex] = positions[slot]
-                                        reindexed[reindex] = arena.listIndices(slot,
-                                                                               in: columns)
-                                        reindex += 1
+                                    // Slot by slot up to the next range, then the range at
+                                    // once (a range lies within one changeset).
+                                    let rangeStart = piece < pieces.count
+                                        ? min(Int(pieces[piece].start), slotEnd) : slotEnd
+                                    while slot < rangeStart {
+                                        let slotFlags = columns.flags[slot]
+                                        if slotFlags & alive == 0 {
+                                            discards[discard] = positions[slot]
+                                            discard += 1
+                                        } else if slotFlags & replaced != 0 {
+                                            // A folded increment (replaced in the merge's
+                                            // copy of the changeset); a replaced instruction
+                                            // is never a list one, so it is never dirty.
+                                            precondition(slotFlags & dirty == 0,
+                                                         "replaced list instruction")
+                                            let position = Int(positions[slot])
+                                            edits.appendReplacement(
+                                                position: position,
+                                                changesets.local[changesetIndex]
+                                                    .instructions[position])
+                                        } else if slotFlags & dirty != 0 {
+                                            reindexPositions[reindex] = positions[slot]
+                                            reindexed[reindex] = arena.listIndices(
+                                                slot, in: columns)
+                                            reindex += 1
+                                        }
+                                        slot += 1
                                     }
-                                    slot += 1
+                                    if slot == slotEnd { break }
+                                    let range = pieces[piece]
+                                    edits.shifts.append(ListShift(
+                                        first: range.position,
+                                        count: UInt32(range.end - range.start),
+                                        indexDelta: range.index, sizeDelta: range.size))
+                                    slot = Int(range.end)
+                                    piece += 1
                                 }
                                 // A changeset without edits adds no entry (`endChangeset` would
                                 // find its ends equal to the last ones).
                                 if discard != discardFrom || reindex != reindexFrom
                                     || edits.replacementPositions.count != replacementsFrom
+                                    || edits.shifts.count != shiftsFrom
                                 {
                                     edits.endChangeset(changesetIndex, discardEnd: discard,
                                                        reindexEnd: reindex)
@@ -1157,7 +1198,8 @@ public struct Transformer: Sendable {
                 }
             }
         }
-        precondition(discard == discards.count && reindex == reindexed.count,
+        precondition(discard == discards.count && reindex == reindexed.count
+                         && piece == pieces.count,
                      "local edits miscounted")
     }
 

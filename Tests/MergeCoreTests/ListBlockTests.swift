@@ -268,6 +268,7 @@ struct ListBlockTests {
     @Test("regions give the pairwise walk's result on every path")
     func regionsEqualPairwise() throws {
         var stats = (clear: 0, touching: 0, discards: 0, split: 0, builds: 0, reused: 0)
+        var shifts = (ranges: 0, settled: 0)
         var cells = ListCellStats()
         recordSeedFailures(firstSeed: 1, keySpace: 2) { seed in
             let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_5247))
@@ -302,6 +303,8 @@ struct ListBlockTests {
                 stats.builds += used.builds
                 stats.reused += used.collectsReused
                 cells.add(regions.arena.listCellStats)
+                shifts.ranges += regions.listShiftRangesReported
+                shifts.settled += regions.listShiftsSettled
                 return failure.map { "\($0) (\(regions.listBlockSettings))" }
             } catch {
                 return "generator error: \(error)"
@@ -312,6 +315,9 @@ struct ListBlockTests {
         #expect(stats.touching > 1000, "\(stats)")
         #expect(stats.discards > 10, "\(stats)")
         #expect(stats.builds > 300, "\(stats)")
+        // Clear runs were reported as ranges, and, where the scan skipped an edit of another
+        // object between their slots, slot by slot (`Transform+ListShifts.swift`).
+        #expect(shifts.ranges > 1000 && shifts.settled > 10, "\(shifts)")
         // Touching runs met the regions the run before them left, without collecting again.
         #expect(stats.reused > 300 && stats.reused < stats.touching, "\(stats)")
         // Majors of touching runs met uniform blocks by each path (`ListCells`).
