@@ -48,10 +48,11 @@
 //! A server merges each upload against the history entries the client had not seen: a long
 //! local side that every upload reads again. Two things keep that read cheap.
 //! `merge(incoming:local:localEdits:localFileIdent:)` leaves the history as it is and reports
-//! its reciprocal form as `LocalEdits` (one entry per discarded or rewritten instruction), so
-//! a merge that makes a history instruction lose costs that entry, not a copy of its
-//! changeset; the server applies the edits only if the client uploads again before it has
-//! downloaded. And that merge gives each incoming changeset a scan column (`ScanEntry`, 24
+//! its reciprocal form as `LocalEdits` (one entry per discarded or rewritten instruction, and
+//! one range per changeset for a typed run that passed the upload clear:
+//! `Transform+ListShifts.swift`), so a merge that makes a history instruction lose costs
+//! that entry, not a copy of its changeset; the server applies the edits only if the client
+//! uploads again before it has downloaded. And that merge gives each incoming changeset a scan column (`ScanEntry`, 24
 //! bytes per instruction: table, integer key, field, kind, default flag), which travels with
 //! the changeset into the history: a later scan decides each of the changeset's
 //! instructions from the column in one branch-free pass (`scanHistory`, in
