@@ -18,8 +18,9 @@
 /// indices), 4 plus the instruction for a replacement, and 16 for a range of consecutive
 /// list instructions that all moved by the same amounts (`ListShift`: a typed run of the
 /// history that passed an upload clear of its edits, which is most of a server's reciprocal
-/// history of a text document); plus 20 bytes per changeset with edits. `Transformer.recordLocalEdits` counts first, so a stream is sized once per
-/// merge, with at most an eighth of slack when it had to grow (`reserve(_:_:)`).
+/// history of a text document); plus 20 bytes per changeset with edits.
+/// `Transformer.recordLocalEdits` counts first, so a stream is sized once per merge, with at
+/// most an eighth of slack when it had to grow (`reserve(_:_:)`).
 public struct LocalEdits: Sendable, Hashable {
     /// The changesets with edits, ascending.
     var changesetIndices: ContiguousArray<UInt32> = []

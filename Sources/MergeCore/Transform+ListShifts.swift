@@ -14,8 +14,8 @@
 //! which reports each pending run as `ListShift` ranges, one per changeset it spans
 //! (`cutListShifts`). A range needs its instructions at consecutive positions of their
 //! changeset: where the scan skipped an instruction between two slots (an edit of another
-//! object), or a slot is no longer a plain alive one, the run's shift is written to its slots
-//! after all and they are reported one by one, as before. `LocalEdits.apply` gives the same
+//! object), the run's shift is written to its slots after all and they are reported one by
+//! one, as before. `LocalEdits.apply` gives the same
 //! changesets either way; the tests compare both forms with the pairwise walk.
 
 /// A stretch of local slots `first ..< end` whose ArrayInsert and ArrayErase slots all owe
