@@ -52,9 +52,9 @@
 //! one range per changeset for a typed run that passed the upload clear:
 //! `Transform+ListShifts.swift`), so a merge that makes a history instruction lose costs
 //! that entry, not a copy of its changeset; the server applies the edits only if the client
-//! uploads again before it has downloaded. And that merge gives each incoming changeset a scan column (`ScanEntry`, 24
-//! bytes per instruction: table, integer key, field, kind, default flag), which travels with
-//! the changeset into the history: a later scan decides each of the changeset's
+//! uploads again before it has downloaded. And that merge gives each incoming changeset a
+//! scan column (`ScanEntry`, 24 bytes per instruction: table, integer key, field, kind,
+//! default flag), which travels with the changeset into the history: a later scan decides each of the changeset's
 //! instructions from the column in one branch-free pass (`scanHistory`, in
 //! `Transform+HistoryScan.swift`) and fills the arena slot of a relevant Update, AddInteger,
 //! CreateObject, EraseObject, Clear or set instruction from it without reading the 72-byte
@@ -336,10 +336,8 @@ public struct Transformer: Sendable {
     var cutRunSummary: (slots: Range<Int>, summary: ListRunSummary)?
     /// Whether a run that passes every region clear leaves its shift pending
     /// (`pendingListShifts`) instead of writing it to each slot: set per merge, for a merge
-    /// that reports the local side as `LocalEdits`. Tests clear `listShiftRangesEnabled` to
-    /// compare with the slot-by-slot form.
+    /// that reports the local side as `LocalEdits`.
     var defersListShifts = false
-    var listShiftRangesEnabled = true
     /// Local runs that passed every region clear, in slot order, with the shift each slot
     /// owes (`recordLocalEdits` reports them as `ListShift` ranges); consecutive runs with
     /// the same shifts are one entry.
@@ -487,7 +485,7 @@ public struct Transformer: Sendable {
         // Local list edits on groups that walk every pair go through one sweep
         // (`TransformArena.sweepListMajors`) until one needs anything else.
         let listSweepPossible = listSweepEnabled && schemaPositions.isEmpty && !fallbackAllPairs
-        defersListShifts = localEdits != nil && listShiftRangesEnabled
+        defersListShifts = localEdits != nil
         // Contested lists of inserts and erases, merged whole before the walk.
         let anySequenced = listSequenceSettings.enabled && schemaPositions.isEmpty
             && !fallbackAllPairs && mergeListSequences(keepsLocalReplays: localEdits != nil)
