@@ -204,9 +204,6 @@ struct ListSequenceMerge: Sendable {
     /// Whether each side's replay is looked up in, and long ones kept in, `replayCache` (off:
     /// every run replays both sides whole; the results are the same).
     var cachesReplays = true
-    /// Which side's replay a miss keeps in the cache (if long enough); the `Transformer` sets
-    /// it for each run.
-    var storedSide = StoredSide.none
     /// Long sides' replays, kept for the runs that follow (`ListReplayCache`).
     private(set) var replayCache = ListReplayCache()
     /// For each element, how many touched elements (`ElementRecord.isTouched`) precede it in
@@ -253,7 +250,9 @@ struct ListSequenceMerge: Sendable {
     /// - Complexity: O((S + n + m) · log) plus, per incoming insert, its region's size (the
     ///   walk, a radix sort of its inserts by local time, and the walks that widen x's gap
     ///   when an erase removes one of its ends).
-    mutating func run() -> Bool {
+    /// - Parameter storedSide: the side whose replay a miss keeps in `replayCache` (if long
+    ///   enough): the one a later run may start with again.
+    mutating func run(storing storedSide: StoredSide = .none) -> Bool {
         let localCount = local.count
         let incomingCount = incoming.count
         precondition(localCount > 0 && incomingCount > 0, "a sequence merge needs both sides")
@@ -268,7 +267,8 @@ struct ListSequenceMerge: Sendable {
         let firstLocal = firstBase + Int32(baseCount)
         let firstIncoming = firstLocal + Int32(localInserts)
         guard replayBothSides(firstBase: firstBase, baseCount: baseCount,
-                              firstLocal: firstLocal, firstIncoming: firstIncoming)
+                              firstLocal: firstLocal, firstIncoming: firstIncoming,
+                              storing: storedSide)
         else { return false }
         linkLocalOrder(firstBase: firstBase, baseCount: baseCount)
         renumberInLocalOrder(firstIncoming: firstIncoming)
@@ -420,7 +420,8 @@ struct ListSequenceMerge: Sendable {
     /// Replays both sides (`replay`) and stamps the local insert and erase times and the
     /// incoming erase times.
     private mutating func replayBothSides(firstBase: Int32, baseCount: Int, firstLocal: Int32,
-                                          firstIncoming: Int32) -> Bool {
+                                          firstIncoming: Int32,
+                                          storing storedSide: StoredSide) -> Bool {
         let (localInserts, incomingInserts) = (Int(firstIncoming - firstLocal),
                                                records.count - Int(firstIncoming))
         if cachesReplays {

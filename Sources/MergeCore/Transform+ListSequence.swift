@@ -211,10 +211,11 @@ extension Transformer {
         }
         let (linked, placed) = linksIncoming ? (incomingSlots, localSlots)
             : (localSlots, incomingSlots)
-        listSequence.storedSide = !keepsLocalReplays ? .none : linksIncoming ? .incoming : .local
         arena.readSequenceEdits(linked, ranks: changesetRank, into: &listSequence.local)
         arena.readSequenceEdits(placed, ranks: changesetRank, into: &listSequence.incoming)
-        guard listSequence.run() else { return false }
+        let stored: ListSequenceMerge.StoredSide = !keepsLocalReplays ? .none
+            : linksIncoming ? .incoming : .local
+        guard listSequence.run(storing: stored) else { return false }
         if linksIncoming { listSequencesSwapped &+= 1 }
         arena.storeSequenceEdits(linked, listSequence.local, alive: listSequence.localAlive)
         arena.storeSequenceEdits(placed, listSequence.incoming, alive: listSequence.incomingAlive)

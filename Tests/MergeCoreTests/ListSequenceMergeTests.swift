@@ -341,16 +341,31 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
     }
 
     @Test func pathSequenceMatchesAnArray() {
-        let random = RandomStream(seed: 7, id: StreamID(domain: 0x5053_4551))
+        Self.editAgainstArray(RandomStream(seed: 7, id: StreamID(domain: 0x5053_4551)),
+                              base: 300, reservedInserts: 20_000, steps: 20_000,
+                              insertOneIn: (3, 5), countEvery: 1)
+    }
+
+    /// Makes `steps` random edits (`randomEdit`) to a `PathSequence` reset to elements
+    /// `0 ..< base` with room for `reservedInserts`, and to an array alike; compares their
+    /// counts every `countEvery` steps and every element at the end.
+    /// - Returns: the array, as the sequence holds it.
+    @discardableResult
+    static func editAgainstArray(_ random: RandomStream, base: Int32, reservedInserts: Int,
+                                 steps: Int, insertOneIn chance: (UInt64, UInt64),
+                                 countEvery: Int) -> [Int32] {
         var path = PathSequence()
-        path.reset(0..<300, inserts: 20_000)
-        var array = Array(0..<300 as Range<Int32>)
-        var nextElement: Int32 = 300
-        for _ in 0..<20_000 {
-            Self.randomEdit(&path, &array, random, insertOneIn: (3, 5), next: &nextElement, step: 1)
-            #expect(path.count == array.count)
+        path.reset(0..<base, inserts: reservedInserts)
+        var array = Array(0..<base)
+        var nextElement = base
+        for step in 0..<steps {
+            randomEdit(&path, &array, random, insertOneIn: chance, next: &nextElement, step: 1)
+            if step % countEvery == 0 {
+                #expect(path.count == array.count)
+            }
         }
-        #expect((0..<array.count).allSatisfy { path.element(at: $0) == array[$0] })
+        #expect(array.indices.allSatisfy { path.element(at: $0) == array[$0] })
+        return array
     }
 
     /// Inserts `next` (then advances it by `step`) at a random position of both, with
