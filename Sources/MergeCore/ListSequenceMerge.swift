@@ -44,19 +44,22 @@
 //!    touched ones precede it (inherited from its left neighbour when it is placed).
 //!    - An incoming instruction's index in the last column is its own index plus the weights
 //!      of the touched elements before it: +1 for a local insert the local side keeps, -1 for
-//!      a base element the local side erases and the incoming side has not yet (a Fenwick
-//!      tree over the ranks). It is read row by row, as each insert is placed or each erase
-//!      met.
+//!      a base element the local side erases and the incoming side has not yet (prefix sums
+//!      over the ranks in blocks, `BlockPrefixSums`: a read is two loads, and a weight
+//!      changes only when a row erases an element the local side erased too). It is read
+//!      row by row, as each insert is placed or each erase met.
 //!    - A local instruction's index in the last row is the untouched elements alive there
 //!      before its (touched) element, counted per rank as incoming inserts are placed, plus
-//!      the touched ones alive in its state (a second Fenwick tree over the ranks, swept in
-//!      local time at the end).
+//!      the touched ones alive in its state (a Fenwick tree over the ranks, swept in local
+//!      time at the end).
 //!
-//!    So a row costs O(log touched) on top of placing it, and nothing walks the whole order:
-//!    with the smaller side linked, the touched elements are a few thousand against up to
-//!    10^5 placed. (Until 2026-11-23 the last column was a second order-statistics sequence
-//!    of every element, and the last row a Fenwick tree over the final order, which took a
-//!    walk of the whole order to number.)
+//!    So a row costs O(1) on top of placing it (a weight change, O(64 + touched / 64), is
+//!    rare), and nothing walks the whole order: with the smaller side linked, the touched
+//!    elements are a few thousand against up to 10^5 placed. (Until 2026-11-23 the last
+//!    column was a second order-statistics sequence of every element, and the last row a
+//!    Fenwick tree over the final order, which took a walk of the whole order to number.
+//!    Until 2026-11-24 the weights were a Fenwick tree too: its read, a loop of about ten
+//!    steps, was most of the time `run` spent outside `place` at list K = 100.)
 //!
 //! Placing incoming insert a_i (element x) needs its order against every local element y:
 //! the grid decides it at the cell (i, k) where a_i meets l_k (y's insert), by comparing
@@ -219,7 +222,7 @@ struct ListSequenceMerge: Sendable {
     /// Each touched element's weight at the current incoming row, by rank
     /// (`ElementRecord.lastColumnWeight`). An incoming instruction's index in the last column
     /// is its own index plus the weights before its element.
-    private var touchedWeights = FenwickTree()
+    private var touchedWeights = BlockPrefixSums()
     /// The sum of all weights: the last column's size less the incoming side's.
     private var touchedTotal = 0
     /// The incoming instructions' results, copied into `incoming` once the run succeeds.
@@ -975,6 +978,77 @@ private struct RegionBuffers {
     let decision: UnsafeMutableBufferPointer<UInt8>
     let events: UnsafeMutableBufferPointer<UInt64>
     let scratch: UnsafeMutableBufferPointer<UInt64>
+}
+
+/// Counts over positions `0 ..< count` with a prefix sum in two loads and no loop: each
+/// position keeps the sum of its block (64 positions) before it, and each block the sum of
+/// the blocks before it. A change costs up to 63 + count / 64 writes.
+///
+/// For the touched weights of `ListSequenceMerge`, which are read once per placed row and
+/// change only when that row erases an element the linked side erased too (once every few
+/// hundred rows at list K = 100): a Fenwick read was a loop of about ten steps whose
+/// exit mispredicted, most of the time `run` spent outside `place`.
+struct BlockPrefixSums: Sendable {
+    private static let blockShift = 6
+    private static let blockMask = (1 << blockShift) - 1
+    /// `within[p]` for p in `0 ... count`: the sum of the positions from p's block's first up
+    /// to p, excluded (`setInitial` parks position p's value at p + 1 until the build).
+    private var withinStore = ScratchBuffer<Int32>()
+    /// `blocks[b]`: the sum of the positions below b · 64.
+    private var blockStore = ScratchBuffer<Int32>()
+    private(set) var count = 0
+
+    /// Zeroes `count` positions; `setInitial` then `buildFromInitial` fill them in O(count).
+    mutating func reset(count: Int) {
+        self.count = count
+        withinStore.reset(count: count + 1, repeating: 0)
+        blockStore.reset(count: (count >> Self.blockShift) + 1, repeating: 0)
+    }
+
+    /// Sets position `position` before `buildFromInitial`.
+    @inline(__always)
+    mutating func setInitial(_ position: Int, _ value: Int32) {
+        withinStore.buffer[position + 1] = value
+    }
+
+    /// Turns the values set by `setInitial` into the sums, in O(count).
+    mutating func buildFromInitial() {
+        let (within, blocks) = (withinStore.buffer, blockStore.buffer)
+        var total: Int32 = 0
+        var running: Int32 = 0
+        for p in 0...count {
+            let before = within[p]  // position p - 1's value (0 at p = 0)
+            total &+= before
+            if p & Self.blockMask == 0 {
+                blocks[p >> Self.blockShift] = total
+                running = 0
+            } else {
+                running &+= before
+            }
+            within[p] = running
+        }
+    }
+
+    /// The sum of positions `0 ..< position` (`position` at most `count`).
+    @inline(__always)
+    func prefix(_ position: Int) -> Int {
+        Int(blockStore.buffer[position >> Self.blockShift] &+ withinStore.buffer[position])
+    }
+
+    @inline(__always)
+    mutating func add(_ position: Int, _ delta: Int32) {
+        let (within, blocks) = (withinStore.buffer, blockStore.buffer)
+        var p = position + 1
+        while p <= count && p & Self.blockMask != 0 {
+            within[p] &+= delta
+            p += 1
+        }
+        var b = (position >> Self.blockShift) + 1
+        while b < blocks.count {
+            blocks[b] &+= delta
+            b += 1
+        }
+    }
 }
 
 /// A Fenwick tree of counts over positions `0 ..< count`.

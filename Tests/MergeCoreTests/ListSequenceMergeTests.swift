@@ -389,6 +389,36 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         }
     }
 
+    /// `BlockPrefixSums` against an array: random initial values and changes over sizes at
+    /// and around its block width, every prefix compared after each change (a reset reuses
+    /// the last size's storage).
+    @Test func blockPrefixSumsMatchAnArray() {
+        let random = RandomStream(seed: 11, id: StreamID(domain: 0x4250_5253))
+        var sums = BlockPrefixSums()
+        var checked = 0
+        for count in [0, 1, 63, 64, 65, 128, 300, 5] {
+            var values = (0..<count).map { _ in Int32(random.uniformInt(below: 5)) - 2 }
+            sums.reset(count: count)
+            for (position, value) in values.enumerated() { sums.setInitial(position, value) }
+            sums.buildFromInitial()
+            for round in 0...40 {
+                if round > 0 && count > 0 {
+                    let position = Int(random.uniformInt(below: UInt64(count)))
+                    let delta = Int32(random.uniformInt(below: 7)) - 3
+                    values[position] += delta
+                    sums.add(position, delta)
+                }
+                var prefix = 0
+                for position in 0...count {
+                    #expect(sums.prefix(position) == prefix, "count \(count), prefix \(position)")
+                    checked += 1
+                    if position < count { prefix += Int(values[position]) }
+                }
+            }
+        }
+        #expect(checked == 41 * (0 + 1 + 63 + 64 + 65 + 128 + 300 + 5 + 8))
+    }
+
     /// A copy of a scratch buffer shares its storage only until one of them resets: the one
     /// that resets gets storage of its own, and writes through it leave the other alone.
     @Test func scratchBufferCopiesSeparateOnReset() {
