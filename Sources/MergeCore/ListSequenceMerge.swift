@@ -801,9 +801,8 @@ struct ListSequenceMerge: Sendable {
             touchedBefore[Int(e)] = touched
             guard record.isTouched else { return }
             if old != touched {
-                let weight = record.lastColumnWeight(time)
-                touchedWeights.add(Int(old), -weight)
-                touchedWeights.add(Int(touched), weight)
+                touchedWeights.move(record.lastColumnWeight(time), from: Int(old),
+                                    to: Int(touched))
             }
             touched += 1
         }
@@ -982,12 +981,14 @@ private struct RegionBuffers {
 
 /// Counts over positions `0 ..< count` with a prefix sum in two loads and no loop: each
 /// position keeps the sum of its block (64 positions) before it, and each block the sum of
-/// the blocks before it. A change costs up to 63 + count / 64 writes.
+/// the blocks before it. A change costs up to 63 + count / 64 writes; a move of a value
+/// between two positions d apart, up to 126 + d / 64.
 ///
 /// For the touched weights of `ListSequenceMerge`, which are read once per placed row and
 /// change only when that row erases an element the linked side erased too (once every few
-/// hundred rows at list K = 100): a Fenwick read was a loop of about ten steps whose
-/// exit mispredicted, most of the time `run` spent outside `place`.
+/// hundred rows at list K = 100) or move within a reordered region: a Fenwick read was a
+/// loop of about ten steps whose exit mispredicted, most of the time `run` spent outside
+/// `place`.
 struct BlockPrefixSums: Sendable {
     private static let blockShift = 6
     private static let blockMask = (1 << blockShift) - 1
@@ -1035,18 +1036,46 @@ struct BlockPrefixSums: Sendable {
         Int(blockStore.buffer[position >> Self.blockShift] &+ withinStore.buffer[position])
     }
 
+    /// Adds `delta` to position `position`: up to 63 + count / 64 writes.
     @inline(__always)
     mutating func add(_ position: Int, _ delta: Int32) {
+        addToPrefixes(after: position, through: count, delta)
+    }
+
+    /// Moves `value` from position `from` to position `to`: O(64 + |to − from| / 64) writes,
+    /// so a move between near positions stays cheap however many positions there are (a
+    /// reordered region moves its touched elements' weights among its own ranks).
+    @inline(__always)
+    mutating func move(_ value: Int32, from: Int, to: Int) {
+        if from < to {
+            addToPrefixes(after: from, through: to, 0 &- value)
+        } else if to < from {
+            addToPrefixes(after: to, through: from, value)
+        }
+    }
+
+    /// Adds `delta` to `prefix(p)` for every p in `low + 1 ... high` (`high` at most `count`).
+    private mutating func addToPrefixes(after low: Int, through high: Int, _ delta: Int32) {
         let (within, blocks) = (withinStore.buffer, blockStore.buffer)
-        var p = position + 1
-        while p <= count && p & Self.blockMask != 0 {
+        let highBlock = high >> Self.blockShift
+        var p = low + 1
+        if p > high { return }
+        if p >> Self.blockShift == highBlock {
+            while p <= high {
+                within[p] &+= delta
+                p += 1
+            }
+            return
+        }
+        while p & Self.blockMask != 0 {  // the rest of `low + 1`'s block
             within[p] &+= delta
             p += 1
         }
-        var b = (position >> Self.blockShift) + 1
-        while b < blocks.count {
-            blocks[b] &+= delta
-            b += 1
+        for b in (p >> Self.blockShift)...highBlock { blocks[b] &+= delta }
+        var q = high + 1  // the positions of `high`'s block past `high` take it back
+        while q <= count && q & Self.blockMask != 0 {
+            within[q] &-= delta
+            q += 1
         }
     }
 }

@@ -389,9 +389,9 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         }
     }
 
-    /// `BlockPrefixSums` against an array: random initial values and changes over sizes at
-    /// and around its block width, every prefix compared after each change (a reset reuses
-    /// the last size's storage).
+    /// `BlockPrefixSums` against an array: random initial values, changes and moves (near and
+    /// far) over sizes at and around its block width, every prefix compared after each (a
+    /// reset reuses the last size's storage).
     @Test func blockPrefixSumsMatchAnArray() {
         let random = RandomStream(seed: 11, id: StreamID(domain: 0x4250_5253))
         var sums = BlockPrefixSums()
@@ -405,8 +405,17 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
                 if round > 0 && count > 0 {
                     let position = Int(random.uniformInt(below: UInt64(count)))
                     let delta = Int32(random.uniformInt(below: 7)) - 3
-                    values[position] += delta
-                    sums.add(position, delta)
+                    if round % 2 == 0 {
+                        values[position] += delta
+                        sums.add(position, delta)
+                    } else {  // a move, as a reordered region's: often near, sometimes far
+                        let reach = round % 3 == 0 ? count : 3
+                        let target = min(count - 1, max(0, position
+                            + Int(random.uniformInt(below: UInt64(2 * reach + 1))) - reach))
+                        values[position] -= delta
+                        values[target] += delta
+                        sums.move(delta, from: position, to: target)
+                    }
                 }
                 var prefix = 0
                 for position in 0...count {
