@@ -819,11 +819,15 @@ struct ListSequenceMerge: Sendable {
     }
 
     /// Sorts region events (local time in the high 32 bits, all times distinct and below
-    /// `timeBound`) by time: insertion sort when few, else a radix sort on the time, in as
-    /// few passes as 8-bit digits need (Swift's `sort` took a third of a list merge here).
-    /// `scratch` holds at least as many events plus `sortCounterSlots`, where the digit
-    /// counters go (a temporary allocation of that size is not on the stack: it was a malloc
-    /// per sort).
+    /// `timeBound`) by time: insertion sort when few, else a radix sort on the time (Swift's
+    /// `sort` took a third of a list merge here). `scratch` holds at least as many events plus
+    /// `sortCounterSlots`, where the digit counters go (a temporary allocation of that size is
+    /// not on the stack: it was a malloc per sort).
+    ///
+    /// The radix sort counts every digit's values in one pass over the events, then moves them
+    /// once per digit. The digit width is the one that costs least for this many events
+    /// (`radixPasses`): a client merging 10^5 edits per list sorts regions of thousands of
+    /// events with 17-bit times, which take two passes of 9 bits, not three of 6.
     static func sortByTime(_ events: UnsafeMutableBufferPointer<UInt64>,
                            scratch: UnsafeMutableBufferPointer<UInt64>, timeBound: UInt32) {
         let count = events.count
@@ -840,47 +844,82 @@ struct ListSequenceMerge: Sendable {
             return
         }
         precondition(scratch.count >= count + sortCounterSlots, "the scratch buffer is too small")
+        let timeBits = max(1, UInt32.bitWidth - timeBound.leadingZeroBitCount)
+        let (passes, bits) = radixPasses(count: count, timeBits: timeBits)
+        let digits = 1 << bits
+        let mask = UInt64(digits - 1)
+        let counters = UnsafeMutableBufferPointer(
+            rebasing: scratch[count..<(count + passes * digits)])
+        counters.update(repeating: 0)
+        let shiftBits = UInt64(bits)
+        switch passes {  // the usual counts of passes unrolled: the loop cost more than its work
+        case 2:
+            for value in events {
+                let time = value >> 32
+                counters[Int(time & mask)] &+= 1
+                counters[digits &+ Int((time >> shiftBits) & mask)] &+= 1
+            }
+        case 3:
+            for value in events {
+                let time = value >> 32
+                counters[Int(time & mask)] &+= 1
+                counters[digits &+ Int((time >> shiftBits) & mask)] &+= 1
+                counters[2 &* digits &+ Int((time >> (2 &* shiftBits)) & mask)] &+= 1
+            }
+        default:
+            for value in events {
+                var time = value >> 32
+                for pass in 0..<passes {
+                    counters[pass &* digits &+ Int(time & mask)] &+= 1
+                    time >>= shiftBits
+                }
+            }
+        }
         var source = events
         var target = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
-        var shift: UInt64 = 32
-        var bound = timeBound
-        // As many passes as digits of 8 bits need (of 11 for many events with large times: two
-        // passes instead of three for times up to 2^22, where clearing and summing 2,048
-        // counters pays off), with the time's bits spread evenly over them: times below 2^14
-        // take two passes of 7 bits, clearing and summing 128 counters a pass instead of 256
-        // (a region holds about a hundred events).
-        let widest: Int = count >= 4_096 && bound >= 1 << 16 ? 11 : 8
-        let timeBits = max(1, UInt32.bitWidth - bound.leadingZeroBitCount)
-        let passes = (timeBits + widest - 1) / widest
-        let bits = UInt64((timeBits + passes - 1) / passes)
-        let digits = 1 << Int(bits)
-        let mask = UInt64(digits - 1)
-        let counters = UnsafeMutableBufferPointer(rebasing: scratch[count..<(count + digits)])
-        while bound > 0 {
-            counters.update(repeating: 0)
-            for value in source { counters[Int((value >> shift) & mask)] &+= 1 }
+        var shift = UInt64(32)
+        for pass in 0..<passes {
+            let offsets = UnsafeMutableBufferPointer(
+                rebasing: counters[(pass * digits)..<((pass + 1) * digits)])
             var total: UInt64 = 0
             for digit in 0..<digits {
-                let digitCount = counters[digit]
-                counters[digit] = total
+                let digitCount = offsets[digit]
+                offsets[digit] = total
                 total &+= digitCount
             }
             for value in source {
                 let digit = Int((value >> shift) & mask)
-                target[Int(counters[digit])] = value
-                counters[digit] &+= 1
+                target[Int(offsets[digit])] = value
+                offsets[digit] &+= 1
             }
             swap(&source, &target)
-            shift += bits
-            bound >>= UInt32(bits)
+            shift += UInt64(bits)
         }
         if source.baseAddress != events.baseAddress {
             _ = events.update(fromContentsOf: source)
         }
     }
 
-    /// The scratch `sortByTime` needs beyond the events: one counter per digit value.
-    static let sortCounterSlots = 1 << 11
+    /// The passes and digit width of `sortByTime`'s radix sort for `count` events with times
+    /// of `timeBits` bits: the fewest passes × (events moved + counters summed), weighing an
+    /// event about four counters, with every pass's counters in `sortCounterSlots`.
+    static func radixPasses(count: Int, timeBits: Int) -> (passes: Int, bits: Int) {
+        var best = (passes: 0, bits: 0)
+        var bestCost = Int.max
+        for passes in 1...8 {
+            let bits = (timeBits + passes - 1) / passes
+            if passes << bits > sortCounterSlots { continue }
+            let cost = passes * (4 * count + (1 << bits))
+            if cost < bestCost {
+                best = (passes, bits)
+                bestCost = cost
+            }
+        }
+        return best
+    }
+
+    /// The scratch `sortByTime` needs beyond the events: the counters of every pass.
+    static let sortCounterSlots = 1 << 12
 
     /// `sortByTime` on arrays (for tests).
     static func sortByTime(_ events: inout ContiguousArray<UInt64>,

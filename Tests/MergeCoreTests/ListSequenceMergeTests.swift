@@ -321,10 +321,13 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
     @Test func eventsSortByTime() {
         let random = RandomStream(seed: 11, id: StreamID(domain: 0x534F_5254))
         var scratch = ContiguousArray<UInt64>()
-        // Insertion sort, 8-bit digits, and 11-bit digits in two and in three passes.
+        // Insertion sort, and radix sorts in one to four passes (`radixPasses`: 8-bit times
+        // in one, 13-bit in two of 7 bits, 17-bit in three of 6 or two of 9, 22-bit in two
+        // of 11, 24-bit in three of 8, 32-bit in four of 8).
         let cases: [(count: Int, bound: UInt32)] = [0, 1, 2, 47, 48, 49, 300, 5_000].map {
             ($0, UInt32($0) * 3 + 70_000)
-        } + [(4_095, 3_000_000), (6_000, 3_000_000), (6_000, 9_000_000)]
+        } + [(4_095, 3_000_000), (6_000, 3_000_000), (6_000, 9_000_000), (60, 128),
+             (2_000, 4_096), (3_000, UInt32.max)]
         for (count, bound) in cases {
             var times = Set<UInt32>()
             while times.count < count { times.insert(UInt32(random.uniformInt(below: UInt64(bound)))) }
