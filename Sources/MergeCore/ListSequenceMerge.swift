@@ -46,8 +46,9 @@
 //!      of the touched elements before it: +1 for a local insert the local side keeps, -1 for
 //!      a base element the local side erases and the incoming side has not yet (prefix sums
 //!      over the ranks in blocks, `BlockPrefixSums`: a read is two loads, and a weight
-//!      changes only when a row erases an element the local side erased too). It is read
-//!      row by row, as each insert is placed or each erase met.
+//!      changes only when a row erases an element the local side erased too, or moves
+//!      within a reordered region). It is read row by row, as each insert is placed or each
+//!      erase met.
 //!    - A local instruction's index in the last row is the untouched elements alive there
 //!      before its (touched) element, counted per rank as incoming inserts are placed, plus
 //!      the touched ones alive in its state (a Fenwick tree over the ranks, swept in local
@@ -893,7 +894,7 @@ struct ListSequenceMerge: Sendable {
                 offsets[digit] &+= 1
             }
             swap(&source, &target)
-            shift += UInt64(bits)
+            shift += shiftBits
         }
         if source.baseAddress != events.baseAddress {
             _ = events.update(fromContentsOf: source)
@@ -1081,9 +1082,9 @@ struct BlockPrefixSums: Sendable {
         addToPrefixes(after: position, through: count, delta)
     }
 
-    /// Moves `value` from position `from` to position `to`: O(64 + |to − from| / 64) writes,
-    /// so a move between near positions stays cheap however many positions there are (a
-    /// reordered region moves its touched elements' weights among its own ranks).
+    /// Moves `value` from position `from` to position `to`: up to 126 + |to − from| / 64
+    /// writes, so a move between near positions stays cheap however many positions there are
+    /// (a reordered region moves its touched elements' weights among its own ranks).
     @inline(__always)
     mutating func move(_ value: Int32, from: Int, to: Int) {
         if from < to {
