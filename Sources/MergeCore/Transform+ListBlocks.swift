@@ -805,6 +805,16 @@ extension TransformArena {
         return summary.chains ? summary : nil
     }
 
+    /// Moves the index of every alive ArrayInsert and ArrayErase of `slots` by `index` and its
+    /// prior size by `size` (wrapping; marking them dirty): a run's shift, written to its
+    /// slots (`settleMajors`).
+    mutating func shiftMajors(_ slots: Range<Int>, index: Int32, size: Int32) {
+        var run = ListMajorRun(slots: slots)
+        run.indexOffset = index
+        run.sizeOffset = size
+        settleMajors(&run)
+    }
+
     /// Applies the shifts owed to `run`'s alive majors (marking them dirty).
     mutating func settleMajors(_ run: inout ListMajorRun) {
         if run.indexOffset == 0 && run.sizeOffset == 0 { return }

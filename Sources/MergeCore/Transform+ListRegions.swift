@@ -634,10 +634,8 @@ extension Transformer {
             if defersListShifts {
                 deferListShift(slots, index: indexShift, size: sizeShift)
             } else {
-                var run = ListMajorRun(slots: slots)
-                run.indexOffset = Int32(truncatingIfNeeded: indexShift)
-                run.sizeOffset = Int32(truncatingIfNeeded: sizeShift)
-                arena.settleMajors(&run)
+                arena.shiftMajors(slots, index: Int32(truncatingIfNeeded: indexShift),
+                                  size: Int32(truncatingIfNeeded: sizeShift))
             }
             listRegions.applyRun(runDelta: summary.netDelta, firstAbove: firstAbove)
             listRegions.runsClear += 1

@@ -59,7 +59,7 @@ extension Transformer {
     /// Cuts the pending shifts into `listShiftPieces`, one per local changeset they span.
     /// A pending shift any of whose pieces skips a position (the scan left out an instruction
     /// between two of its slots) is written to its slots instead
-    /// (`TransformArena.settleMajors`), which marks them dirty.
+    /// (`TransformArena.shiftMajors`), which marks them dirty.
     ///
     /// A pending run's slots are alive ArrayInserts and ArrayErases that nothing has edited
     /// (`Transformer.majorRun` cut them so, and the walk does not come back to a slot it has
@@ -97,10 +97,8 @@ extension Transformer {
             if fits { continue }
             listShiftsSettled += 1
             listShiftPieces.removeLast(listShiftPieces.count - piecesBefore)
-            var run = ListMajorRun(slots: Int(pending.first)..<end)
-            run.indexOffset = Int32(bitPattern: pending.index)
-            run.sizeOffset = Int32(bitPattern: pending.size)
-            arena.settleMajors(&run)
+            arena.shiftMajors(Int(pending.first)..<end, index: Int32(bitPattern: pending.index),
+                              size: Int32(bitPattern: pending.size))
         }
         pendingListShifts.removeAll(keepingCapacity: true)
         listShiftRangesReported += listShiftPieces.count

@@ -50,20 +50,20 @@
 //! `merge(incoming:local:localEdits:localFileIdent:)` leaves the history as it is and reports
 //! its reciprocal form as `LocalEdits` (one entry per discarded or rewritten instruction, and
 //! one range per changeset for a typed run that passed the upload clear:
-//! `Transform+ListShifts.swift`), so a merge that makes a history instruction lose costs
-//! that entry, not a copy of its changeset; the server applies the edits only if the client
-//! uploads again before it has downloaded. And that merge gives each incoming changeset a
-//! scan column (`ScanEntry`, 24 bytes per instruction: table, integer key, field, kind,
-//! default flag), which travels with the changeset into the history: a later scan decides each of the changeset's
-//! instructions from the column in one branch-free pass (`scanHistory`, in
+//! `Transform+ListShifts.swift`), so a merge that makes a history instruction lose costs that
+//! entry, not a copy of its changeset; the server applies the edits only if the client uploads
+//! again before it has downloaded. And that merge gives each incoming changeset a scan column
+//! (`ScanEntry`, 24 bytes per instruction: table, integer key, field, kind, default flag),
+//! which travels with the changeset into the history: a later scan decides each of the
+//! changeset's instructions from the column in one branch-free pass (`scanHistory`, in
 //! `Transform+HistoryScan.swift`) and fills the arena slot of a relevant Update, AddInteger,
 //! CreateObject, EraseObject, Clear or set instruction from it without reading the 72-byte
 //! instruction. Instructions with a link payload or a non-integer key, and list instructions'
-//! indices the column does not cache, are still read from the instruction itself. The
-//! columns of consecutive changesets sit one after another in 64 KiB chunks, and a
-//! changeset holds its column's address and count (`ScanColumn`), so the scan streams the
-//! history without touching any other memory per changeset. The column is a cache:
-//! `Changeset` equality ignores it and any change to `instructions` drops it.
+//! indices the column does not cache, are still read from the instruction itself. The columns
+//! of consecutive changesets sit one after another in 64 KiB chunks, and a changeset holds its
+//! column's address and count (`ScanColumn`), so the scan streams the history without touching
+//! any other memory per changeset. The column is a cache: `Changeset` equality ignores it and
+//! any change to `instructions` drops it.
 //!
 //! The incoming side is read once: each instruction's `ScanEntry` gives its node, its
 //! relevance-filter bits and (for kinds without list indices) its arena slot, and a server
