@@ -138,10 +138,12 @@ func runListSequenceSeed(_ seed: UInt64, swapsSides: Bool = false, long: Bool = 
 
 /// Seeds `0 ..< seeds` of `runListSequenceSeed` through one merge: the failures, how many
 /// gave up, and the merge (its region statistics).
-func runListSequenceSeeds(_ seeds: UInt64, swapsSides: Bool, long: Bool = false)
+func runListSequenceSeeds(_ seeds: UInt64, swapsSides: Bool, long: Bool = false,
+                          followsGaps: Bool = true)
     -> (failures: [String], gaveUp: Int, merge: ListSequenceMerge)
 {
     var merge = ListSequenceMerge()
+    merge.followsGaps = followsGaps
     var failures: [String] = []
     var gaveUp = 0
     for seed in 0..<seeds {
@@ -151,6 +153,18 @@ func runListSequenceSeeds(_ seeds: UInt64, swapsSides: Bool, long: Bool = false)
         if didGiveUp { gaveUp += 1 }
     }
     return (failures, gaveUp, merge)
+}
+
+/// With `followsGaps`, `followGap` placed nearly every contested insert (these grids never
+/// needed the whole region's replay when written; a few would still be correct, but many
+/// would mean the gap walk no longer serves); without it, none.
+func expectGapsFollowed(_ merge: ListSequenceMerge, followsGaps: Bool) {
+    if followsGaps {
+        #expect(merge.gapsFollowed * 100 >= merge.regionsReplayed * 99,
+                "\(merge.gapsFollowed) of \(merge.regionsReplayed) placements followed the gap")
+    } else {
+        #expect(merge.gapsFollowed == 0, "\(merge.gapsFollowed) gaps followed with it off")
+    }
 }
 
 /// A transformer that walks every list pair, and one that merges every list group of inserts
@@ -251,10 +265,13 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
     }
 
     /// Random grids as given, and with the sides exchanged (`swapsSides`), as a merge that
-    /// links its incoming side runs them.
-    @Test(arguments: [false, true]) func matchesThePairwiseGrid(swapsSides: Bool) {
+    /// links its incoming side runs them; each placement by following x's gap (`followsGaps`)
+    /// and by replaying its whole region.
+    @Test(arguments: [false, true], [true, false])
+    func matchesThePairwiseGrid(swapsSides: Bool, followsGaps: Bool) {
         let seeds: UInt64 = 20_000
-        let (failures, gaveUp, merge) = runListSequenceSeeds(seeds, swapsSides: swapsSides)
+        let (failures, gaveUp, merge) = runListSequenceSeeds(seeds, swapsSides: swapsSides,
+                                                             followsGaps: followsGaps)
         #expect(failures.isEmpty, "\(failures.count) failures; first: \(failures.first ?? "")")
         // Giving up is correct (the grid walk takes over) but must stay the exception: none
         // of these grids needs it (keeping the order of pairs that only earlier rows saw
@@ -263,19 +280,23 @@ func runListSequenceServerSeed(_ seed: UInt64, merged: inout Int) -> String? {
         // Both ways of placing an incoming insert were taken, many times.
         #expect(merge.regionsReplayed > 10_000 && merge.reorderedRegions > 1_000,
                 "\(merge.regionsReplayed) regions replayed, \(merge.reorderedRegions) reordered")
+        expectGapsFollowed(merge, followsGaps: followsGaps)
     }
 
     /// Longer grids, both ways: hundreds of edits a side on lists of up to 40, so that one run
     /// ranks many touched elements, reorders regions among them, and unlinks many erased
     /// elements before later rows place next to where they stood.
-    @Test(arguments: [false, true]) func matchesThePairwiseGridOnLongSides(swapsSides: Bool) {
+    @Test(arguments: [false, true], [true, false])
+    func matchesThePairwiseGridOnLongSides(swapsSides: Bool, followsGaps: Bool) {
         let seeds: UInt64 = 400
         let (failures, gaveUp, merge) = runListSequenceSeeds(seeds, swapsSides: swapsSides,
-                                                             long: true)
+                                                             long: true,
+                                                             followsGaps: followsGaps)
         #expect(failures.isEmpty, "\(failures.count) failures; first: \(failures.first ?? "")")
         #expect(gaveUp * 100 <= Int(seeds), "gave up on \(gaveUp) of \(seeds) grids")
         #expect(merge.regionsReplayed > 10_000 && merge.reorderedRegions > 100,
                 "\(merge.regionsReplayed) regions replayed, \(merge.reorderedRegions) reordered")
+        expectGapsFollowed(merge, followsGaps: followsGaps)
     }
 
     /// The premise of `ListSequenceSettings.LinkedSide`: the reference grid gives the same
