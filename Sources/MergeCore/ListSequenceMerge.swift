@@ -269,7 +269,7 @@ struct ListSequenceMerge: Sendable {
     private var firstIncomingElement: Int32 = 2
     /// `followGap`'s record of x's gap: from each local time on, its two ends' indices in
     /// the stretch.
-    private var gapSpans: ContiguousArray<GapSpan> = []
+    private var gapSpanStore = ScratchBuffer<GapSpan>()
 
     init() {}
 
@@ -825,7 +825,11 @@ struct ListSequenceMerge: Sendable {
         let sides = stretchSideStore.buffer
         let bound = firstIncomingElement
         let never = Self.never
-        gapSpans.removeAll(keepingCapacity: true)
+        if gapSpanStore.count < 32 {
+            gapSpanStore.reserve(32, repeating: GapSpan(from: 0, left: 0, right: 0))
+        }
+        var spans = gapSpanStore.buffer
+        var spanCount = 0
         @inline(__always) func isRegionAnchor(_ e: Int32) -> Bool {
             e <= Self.tail || records[Int(e)].isAnchor(time)
         }
@@ -852,10 +856,10 @@ struct ListSequenceMerge: Sendable {
         func side(_ k: Int, _ r: ElementRecord) -> UInt8 {
             if r.insertTime != 0 {
                 // The gap when it was inserted: the last span begun before.
-                var s = gapSpans.count - 1
-                while gapSpans[s].from >= r.insertTime { s -= 1 }
-                if k < gapSpans[s].left { return 2 }
-                if k > gapSpans[s].right { return 1 }
+                var s = spanCount - 1
+                while spans[s].from >= r.insertTime { s -= 1 }
+                if k < spans[s].left { return 2 }
+                if k > spans[s].right { return 1 }
                 return local[Int(r.insertTime) - 1].rank > rank ? 1 : 2
             }
             if r.isAliveAtRowStart(time) { return k <= leftIndex ? 2 : 1 }
@@ -894,7 +898,8 @@ struct ListSequenceMerge: Sendable {
             next = min(next, keys[hi - 1] > UInt64(UInt32.max) ? keys[hi - 1] : .max)
             e = records[Int(e)].next
         }
-        gapSpans.append(GapSpan(from: 0, left: leftEnd, right: rightEnd))
+        spans[0] = GapSpan(from: 0, left: leftEnd, right: rightEnd)
+        spanCount = 1
         var now: UInt32 = 0
         var scans = false
         while true {
@@ -967,7 +972,13 @@ struct ListSequenceMerge: Sendable {
             } else {
                 break
             }
-            gapSpans.append(GapSpan(from: now, left: leftEnd, right: rightEnd))
+            if spanCount == spans.count {
+                gapSpanStore.grow(to: 2 * spanCount, keeping: spanCount,
+                                  repeating: GapSpan(from: 0, left: 0, right: 0))
+                spans = gapSpanStore.buffer
+            }
+            spans[spanCount] = GapSpan(from: now, left: leftEnd, right: rightEnd)
+            spanCount += 1
         }
         guard leftSide == 2 && rightSide == 1 else { return .replays }
         if lastBefore < firstAfter { return .after(lastBefore < 0 ? anchorLeft : elements[lastBefore]) }
