@@ -175,8 +175,9 @@ struct ListSequenceMerge: Sendable {
     var localAlive: ContiguousArray<Bool> = []
     var incomingAlive: ContiguousArray<Bool> = []
 
-    /// How many incoming inserts were placed by replaying their region, and how many of those
-    /// reordered it (statistics for tests; never reset).
+    /// How many incoming inserts were placed by replaying their region (following x's gap
+    /// through it, or the whole of it), and how many of those reordered it (statistics for
+    /// tests; never reset).
     var regionsReplayed = 0
     var reorderedRegions = 0
     /// How many of the regions replayed were placed by following x's gap alone
@@ -981,7 +982,9 @@ struct ListSequenceMerge: Sendable {
             spanCount += 1
         }
         guard leftSide == 2 && rightSide == 1 else { return .replays }
-        if lastBefore < firstAfter { return .after(lastBefore < 0 ? anchorLeft : elements[lastBefore]) }
+        if lastBefore < firstAfter {
+            return .after(lastBefore < 0 ? anchorLeft : elements[lastBefore])
+        }
         // The decisions cross: `reorderRegion` on the span between them, every element's side
         // as `replayRegion` gives it. One not decided here was decided on its side of the
         // final gap (or is never alive in the row: free).
@@ -993,7 +996,7 @@ struct ListSequenceMerge: Sendable {
 
     /// What `followGap` found: the element x goes after, a span of the stretch to reorder
     /// around x (its elements' sides decided), or that the whole region must be replayed.
-    enum FollowedGap {
+    private enum FollowedGap {
         case after(Int32)
         case reorders(ClosedRange<Int>)
         case replays
