@@ -146,6 +146,22 @@ struct ElementRecord: Sendable {
         return incomingEraseTime >= row ? -1 : 0
     }
 
+    /// The local time from which the element is alive in incoming row `row`'s states: its
+    /// local insert's, 0 if it is alive at the row's start, `never` if no state of the row
+    /// holds it.
+    @inline(__always)
+    func bornInRow(_ row: UInt32) -> UInt32 {
+        insertTime != 0 ? insertTime : (isAliveAtRowStart(row) ? 0 : ListSequenceMerge.never)
+    }
+
+    /// The local time that erases the element in incoming row `row`'s states, or `never` (not
+    /// erased locally, or erased by an earlier incoming row: then in no state of the row).
+    @inline(__always)
+    func erasedInRow(_ row: UInt32) -> UInt32 {
+        eraseTime != ListSequenceMerge.never && incomingEraseTime >= row
+            ? eraseTime : ListSequenceMerge.never
+    }
+
     /// Whether a non-sentinel element is alive in every state of incoming row `row` (an
     /// anchor): alive at the row's start and never erased locally.
     @inline(__always)
@@ -590,7 +606,14 @@ struct ListSequenceMerge: Sendable {
     /// sentinel, or an anchor (`ElementRecord.isAnchor`).
     @inline(__always)
     private func isAnchor(_ element: Int32, time: UInt32) -> Bool {
-        element <= Self.tail || records[Int(element)].isAnchor(time)
+        Self.isAnchor(element, time: time, in: UnsafeBufferPointer(records))
+    }
+
+    /// `isAnchor(_:time:)` on records passed in (for loops that hold them in a local).
+    @inline(__always)
+    private static func isAnchor(_ element: Int32, time: UInt32,
+                                 in records: UnsafeBufferPointer<ElementRecord>) -> Bool {
+        element <= tail || records[Int(element)].isAnchor(time)
     }
 
     /// Places incoming insert `i`'s element in the order (see the file's documentation).
@@ -697,20 +720,14 @@ struct ListSequenceMerge: Sendable {
             // An anchor ends the region (none stands between `anchorLeft` and `left`).
             if cursor <= tail || record.isAnchor(time) { break }
             let q = regionCount
-            var born = never
             if record.insertTime != 0 {
                 regionEvents[eventCount] = UInt64(record.insertTime) << 32 | UInt64(q)
                 eventCount += 1
-                born = record.insertTime
             }
-            var erased = never
-            if record.eraseTime != never && record.incomingEraseTime >= time {
-                erased = record.eraseTime
-                anyErase = true
-            }
+            let (born, erased) = (record.bornInRow(time), record.erasedInRow(time))
+            if erased != never { anyErase = true }
             if cursor == left { leftPosition = q }
-            if record.isAliveAtRowStart(time) {
-                born = 0
+            if born == 0 {
                 if (!leftIsAnchor && leftPosition < 0) || q == leftPosition {
                     gapLeft = q
                 } else if gapRight < 0 {
@@ -790,8 +807,8 @@ struct ListSequenceMerge: Sendable {
         return (anchorRight, regionCount, firstAfter, lastBefore)
     }
 
-    /// Places x as `replayRegion` and the decisions after it would, when that is a plain link,
-    /// by following x's gap alone: no walk of the whole region, no sort of its inserts.
+    /// Decides where x goes as `replayRegion` would, by following x's gap alone: no walk of
+    /// the whole region, no sort of its inserts.
     ///
     /// `replayRegion` decides every region element's side of x, and x goes after the last
     /// element that must precede it when that stands before the first that must follow it.
@@ -832,13 +849,7 @@ struct ListSequenceMerge: Sendable {
         var spans = gapSpanStore.buffer
         var spanCount = 0
         @inline(__always) func isRegionAnchor(_ e: Int32) -> Bool {
-            e <= Self.tail || records[Int(e)].isAnchor(time)
-        }
-        @inline(__always) func born(_ r: ElementRecord) -> UInt32 {
-            r.insertTime != 0 ? r.insertTime : (r.isAliveAtRowStart(time) ? 0 : never)
-        }
-        @inline(__always) func erased(_ r: ElementRecord) -> UInt32 {
-            r.eraseTime != never && r.incomingEraseTime >= time ? r.eraseTime : never
+            Self.isAnchor(e, time: time, in: records)
         }
         // The stretch: `lo ..< hi` around the middle, each element with its insert time
         // above its index (a key: the earliest insert is the smallest, and names its index).
@@ -915,8 +926,10 @@ struct ListSequenceMerge: Sendable {
                 }
             }
             let nextTime = next == .max ? never : UInt32(truncatingIfNeeded: next >> 32)
-            let leftErase = leftEnd < 0 ? never : erased(records[Int(elements[leftEnd])])
-            let rightErase = rightEnd == Int.max ? never : erased(records[Int(elements[rightEnd])])
+            let leftErase = leftEnd < 0 ? never
+                : records[Int(elements[leftEnd])].erasedInRow(time)
+            let rightErase = rightEnd == Int.max ? never
+                : records[Int(elements[rightEnd])].erasedInRow(time)
             if leftErase < nextTime || rightErase < nextTime {
                 // An end erased before the next insert: widen to the nearest element alive
                 // then, deciding the erased elements passed, noting the inserts still to come.
@@ -940,10 +953,10 @@ struct ListSequenceMerge: Sendable {
                         store(e, at: k)
                     }
                     let r = records[Int(elements[k])]
-                    let b = born(r)
+                    let b = r.bornInRow(time)
                     if b != never && b > now {
                         next = min(next, keys[k])  // inside the gap from here on
-                    } else if b != never && erased(r) > now {
+                    } else if b != never && r.erasedInRow(time) > now {
                         // Alive now: the gap's new end.
                         let decision = side(k, r)
                         note(k, decision)
@@ -989,7 +1002,8 @@ struct ListSequenceMerge: Sendable {
         // as `replayRegion` gives it. One not decided here was decided on its side of the
         // final gap (or is never alive in the row: free).
         for k in firstAfter...lastBefore where sides[k] == Self.undecided {
-            sides[k] = born(records[Int(elements[k])]) == never ? 0 : k < leftEnd ? 2 : 1
+            let born = records[Int(elements[k])].bornInRow(time)
+            sides[k] = born == never ? 0 : k < leftEnd ? 2 : 1
         }
         return .reorders(firstAfter...lastBefore)
     }
@@ -1287,8 +1301,6 @@ struct ListSequenceMerge: Sendable {
 
 }
 
-/// The buffers `ListSequenceMerge.replayRegion` reads and writes, valid inside
-/// `withRegionBuffers`.
 /// x's gap from local time `from` on (`ListSequenceMerge.followGap`): its ends' indices in
 /// the stretch, -1 and `Int.max` for the region's anchors.
 struct GapSpan: Sendable {
@@ -1297,6 +1309,8 @@ struct GapSpan: Sendable {
     var right: Int
 }
 
+/// The buffers `ListSequenceMerge.replayRegion` reads and writes, valid inside
+/// `withRegionBuffers`.
 private struct RegionBuffers {
     let records: UnsafeBufferPointer<ElementRecord>
     let local: UnsafeBufferPointer<ListSequenceEdit>
