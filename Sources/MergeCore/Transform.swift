@@ -171,6 +171,12 @@
 //!   second-order (TP2): three clients racing inserts and erases at adjacent list positions can
 //!   give different server states for different upload orders (the classic "TP2 puzzle"). The
 //!   client–server protocol only needs TP1 (every client converges to the server's state).
+//!   On base [10, 20], client A inserts 1 before 20, B erases 20, C inserts 2 after 20, C's
+//!   changeset the lower: with B's erase integrated first, 1 and 2 meet at one index and the
+//!   lower goes first ([10, 2, 1]); with it last, they met a position apart ([10, 1, 2]).
+//!   `PermutationTests` checks that this is all the upload order changes: list order alone,
+//!   the same with every fast path off, and with only inserts and erases, only the order of
+//!   two clients' concurrent inserts.
 
 internal import CPrefetch
 

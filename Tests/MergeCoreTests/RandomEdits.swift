@@ -11,12 +11,16 @@ struct EditMix {
     var sets = true
     var objects = true
     var counters = true
+    /// Lists get only ArrayInsert and ArrayErase (the textbook domain of the TP2 puzzle):
+    /// inserted values are never rewritten, so a value names its element and its client.
+    var listInsertsAndErasesOnly = false
     var keySpace: Int64 = 6
     /// Occasionally erase column 1 (`nullableInt`) or add it back: the all-pairs fallback.
     var schemaChanges = false
 
     static let everything = EditMix()
     static let noLists = EditMix(lists: false)
+    static let listInsertsAndErases = EditMix(listInsertsAndErasesOnly: true)
     static let withSchemaChanges = EditMix(schemaChanges: true)
 }
 
@@ -46,11 +50,13 @@ func randomEdit(_ replica: inout Replica, _ random: RandomStream, mix: EditMix,
         let sub = random.uniformInt(below: 100)
         if mix.lists && sub < 35 {
             let listChoice = random.uniformInt(below: 20)
-            if listCount == 0 || listChoice < 8 {
+            if listCount == 0 || listChoice < 8
+                || (mix.listInsertsAndErasesOnly && listChoice < 12)
+            {
                 instruction = .arrayInsert(object: object, field: TestSchema.list,
                                            index: UInt32(random.uniformInt(below: UInt64(listCount) + 1)),
                                            value: .int(value), priorSize: listCount)
-            } else if listChoice < 12 {
+            } else if listChoice < 12 || mix.listInsertsAndErasesOnly {
                 instruction = .arrayErase(object: object, field: TestSchema.list,
                                           index: UInt32(random.uniformInt(below: UInt64(listCount))),
                                           priorSize: listCount)
