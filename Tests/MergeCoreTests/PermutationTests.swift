@@ -116,9 +116,10 @@ func runPermutationScenario(seed: UInt64, clientsCount: Int, mix: EditMix,
 }
 
 /// How two server states of `TestSchema` differ beyond the order of list elements: nil when
-/// they hold the same objects, the same field values, sets and counters, and lists with the
+/// they hold the same schema, objects, field values, sets and counters, and lists with the
 /// same elements (as multisets); else the first difference found, in words.
 func differenceBeyondListOrder(_ first: Replica, _ second: Replica) -> String? {
+    if first.tables != second.tables { return "different schemas" }
     let objects = first.objects(in: TestSchema.table).sorted()
     if objects != second.objects(in: TestSchema.table).sorted() { return "different objects" }
     for object in objects {
@@ -171,8 +172,8 @@ struct PermutationTests {
     @Test("lists: upload orders converge, and may reorder list elements, only as the rules do",
           arguments: [3, 4])
     func listPermutations(clientsCount: Int) {
-        // Reordered pairs counted, not checked: moves reorder base elements and one client's
-        // elements too, and an ArrayUpdate's value names no element.
+        // Reordered pairs counted, not checked: moves can reorder base elements and one
+        // client's elements too, and an ArrayUpdate's value names no element.
         sweepListPermutations(clientsCount: clientsCount, mix: .everything,
                               label: "list permutations") { _, _ in }
     }
@@ -392,7 +393,14 @@ struct ReorderedPairs: CustomStringConvertible {
             var positions: [Int64: Int] = [:]
             for (offset, value) in other.enumerated() { positions[value] = offset }
             for i in one.indices {
-                for j in one.indices where j > i && positions[one[i]]! > positions[one[j]]! {
+                for j in one.indices where j > i {
+                    // A value missing from `other` (a bug `differenceBeyondListOrder` reports)
+                    // names nothing here.
+                    guard let p = positions[one[i]], let q = positions[one[j]] else {
+                        unnamed += 1
+                        continue
+                    }
+                    if p <= q { continue }
                     guard let u = source(one[i]), let v = source(one[j]) else {
                         unnamed += 1
                         continue
