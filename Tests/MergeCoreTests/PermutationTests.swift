@@ -338,11 +338,7 @@ struct PermutationComparisonTests {
 /// order dependence is the rules', not a fast path's.
 func expectPairwiseAgrees(seed: UInt64, clientsCount: Int, mix: EditMix, order: [Int],
                           first: Replica, this: Replica) {
-    var pairwise = Transformer()
-    pairwise.fieldRunsEnabled = false
-    pairwise.touchedFieldsFilterEnabled = false
-    pairwise.listSweepEnabled = false
-    pairwise.updateSweepEnabled = false
+    var pairwise = pairwiseAndFastTransformers().pairwise
     pairwise.listBlockSettings.enabled = false
     pairwise.listSequenceSettings.enabled = false
     let outcome = runPermutationScenario(seed: seed, clientsCount: clientsCount, mix: mix,
