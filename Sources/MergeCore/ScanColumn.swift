@@ -30,11 +30,20 @@ struct ScanColumn: @unchecked Sendable {
     /// object instruction); `UInt32.max` otherwise. A column on the node table's dense table
     /// then takes the scan's short loop (`ObjectNodeTable.selectMaskedRange`).
     let maskedTable: UInt32
+    /// The list runs cut from the entries when the column was made (`listRuns`): stored in
+    /// the chunk right after the entries, and read in place by the history scan.
+    private let listRunBase: UnsafePointer<ColumnListRuns.Run>?
+    private let listRunCount: UInt32
+    private let listRunLimits: UInt32
 
-    fileprivate init(chunk: ScanColumnChunk, base: UnsafePointer<ScanEntry>, count: Int) {
+    fileprivate init(chunk: ScanColumnChunk, base: UnsafePointer<ScanEntry>, count: Int,
+                     listRuns: ColumnListRuns) {
         self.chunk = chunk
         self.base = base
         self.count = count
+        listRunBase = listRuns.runs.baseAddress
+        listRunCount = UInt32(listRuns.runs.count)
+        listRunLimits = listRuns.limits
         let first = count > 0 ? base[0] : .general
         var uniform = count > 0 && !first.isGeneral
         var masked = count > 0
@@ -52,9 +61,19 @@ struct ScanColumn: @unchecked Sendable {
     /// The entries, valid while this column (or a copy of it) lives.
     @inline(__always)
     var entries: UnsafeBufferPointer<ScanEntry> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// The runs a merge takes whole when this changeset is on its local side (a server's
+    /// history), cut once when the column was made (`ColumnListRuns`); none unless every
+    /// entry is an ArrayInsert or ArrayErase on one list. Valid while this column lives.
+    @inline(__always)
+    var listRuns: ColumnListRuns {
+        ColumnListRuns(runs: UnsafeBufferPointer(start: listRunBase, count: Int(listRunCount)),
+                       limits: listRunLimits)
+    }
 }
 
-/// A block of entries that columns are cut from, in order. Only the slab that made it
+/// A block of entries that columns are cut from, in order (and each column's list runs, after
+/// its entries). Only the slab that made it
 /// appends to it (`ScanColumnSlab`, which checks that it is the only one holding it), and
 /// only beyond `used`; the entries below `used` belong to columns and never change, so
 /// reading them from any thread is safe.
@@ -84,21 +103,38 @@ struct ScanColumnSlab: Sendable {
     static let chunkEntries = 65_536 / MemoryLayout<ScanEntry>.stride
 
     /// A column holding `count` entries, written by `fill` (which must write all of them,
-    /// in order, through the pointer it gets).
+    /// in order, through the pointer it gets), and a copy of `runs` (its list runs, cut with
+    /// the limits `limits` packs; `ColumnListRuns.Limits.key`) right after them.
     mutating func makeColumn(
-        count: Int, fill: (UnsafeMutablePointer<ScanEntry>) -> Void
+        count: Int, runs: UnsafeBufferPointer<ColumnListRuns.Run> = .init(start: nil, count: 0),
+        limits: UInt32 = 0, fill: (UnsafeMutablePointer<ScanEntry>) -> Void
     ) -> ScanColumn {
         if !isKnownUniquelyReferenced(&token) {
             token = Token()
             chunk = nil
         }
-        if chunk == nil || chunk!.capacity - chunk!.used < count {
-            chunk = ScanColumnChunk(capacity: Swift.max(count, Self.chunkEntries))
+        // The runs take whole entry cells after the entries (a run's alignment divides an
+        // entry's).
+        let runBytes = runs.count * MemoryLayout<ColumnListRuns.Run>.stride
+        let runCells = (runBytes + MemoryLayout<ScanEntry>.stride - 1)
+            / MemoryLayout<ScanEntry>.stride
+        let cells = count + runCells
+        if chunk == nil || chunk!.capacity - chunk!.used < cells {
+            chunk = ScanColumnChunk(capacity: Swift.max(cells, Self.chunkEntries))
         }
         let chunk = chunk!
         let base = chunk.entries + chunk.used
         fill(base)
-        chunk.used += count
-        return ScanColumn(chunk: chunk, base: UnsafePointer(base), count: count)
+        var listRuns = ColumnListRuns()
+        if !runs.isEmpty {
+            let runBase = UnsafeMutableRawPointer(base + count)
+                .initializeMemory(as: ColumnListRuns.Run.self, from: runs.baseAddress!,
+                                  count: runs.count)
+            listRuns = ColumnListRuns(runs: UnsafeBufferPointer(start: runBase, count: runs.count),
+                                      limits: limits)
+        }
+        chunk.used += cells
+        return ScanColumn(chunk: chunk, base: UnsafePointer(base), count: count,
+                          listRuns: listRuns)
     }
 }

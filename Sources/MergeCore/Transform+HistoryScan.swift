@@ -110,7 +110,7 @@ extension Transformer {
                     (waiting, runs) = (0, 0)
                     try scanUniform(column, changeset: changesetIndex, filter: filter,
                                     keyMasks: keyMasks ? keyMaskBuffer : nil,
-                                    selected: selected)
+                                    selected: selected, listRuns: view.listRuns)
                     continue
                 }
                 var chosen: Int?
@@ -190,7 +190,7 @@ extension Transformer {
     private mutating func scanUniform(
         _ entries: UnsafeBufferPointer<ScanEntry>, changeset changesetIndex: Int,
         filter: TouchedFields?, keyMasks: UnsafeBufferPointer<UInt64>?,
-        selected: UnsafeMutablePointer<UInt64>
+        selected: UnsafeMutablePointer<UInt64>, listRuns: ColumnListRuns
     ) throws(MergeError) {
         let first = UnsafeBufferPointer(rebasing: entries[0..<1])
         let chosen = nodes.selectRelevant(first, touched: filter, keyMasks: keyMasks,
@@ -215,6 +215,7 @@ extension Transformer {
             try arena.fillListIndices(from: changesets.local[changesetIndex].instructions,
                                       slots: start..<arena.count)
         }
+        listHistoryRuns(listRuns, entries: entries, node: node, start: start)
     }
 
     /// The scan column of local changeset `index`, if it has one, with its
@@ -224,10 +225,12 @@ extension Transformer {
     @inline(__always)
     private func columnView(
         _ index: Int
-    ) -> (entries: UnsafeBufferPointer<ScanEntry>, isUniform: Bool, maskedTable: UInt32)? {
+    ) -> (entries: UnsafeBufferPointer<ScanEntry>, isUniform: Bool, maskedTable: UInt32,
+          listRuns: ColumnListRuns)?
+    {
         changesets.local.withUnsafeBufferPointer { locals in
             guard let column = locals[index].scanColumn else { return nil }
-            return (column.entries, column.isUniform, column.maskedTable)
+            return (column.entries, column.isUniform, column.maskedTable, column.listRuns)
         }
     }
 

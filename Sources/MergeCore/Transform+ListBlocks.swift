@@ -1172,8 +1172,11 @@ extension Transformer {
         if groupBlockLower[root] == -2 { return first..<first }
         packGroup(root)
         if listBlocks(root).isEmpty { return first..<first }
-        let (stop, zone) = arena.listRunEnd(from: first, to: min(end, first + settings.lengthMax),
-                                            spanMax: settings.spanMax)
+        // The history's cut runs (`ColumnListRuns`) when `first` starts one; else a cut here,
+        // ending where the cached run holding `first` ends.
+        let cached = cachedListRun(from: first, limit: min(end, first + settings.lengthMax))
+        let (stop, zone) = cached.run
+            ?? arena.listRunEnd(from: first, to: cached.limit, spanMax: settings.spanMax)
         if stop - first < 2 { return first..<first }
         cutRunSummary = (first..<stop, zone)
         return first..<stop

@@ -340,6 +340,19 @@ public struct Transformer: Sendable {
     /// The run `majorRun` cut last and its summary, until its first summary is taken
     /// (`summariseMajorRun`).
     var cutRunSummary: (slots: Range<Int>, summary: ListRunSummary)?
+    /// The cut runs of the history changesets the scan appended whole, in slot order
+    /// (`ColumnListRuns`), and the first one `cachedListRun` may still read.
+    var historyListRuns: ContiguousArray<HistoryListRun> = []
+    var historyListRunCursor = 0
+    /// Off: every run of local list edits is cut slot by slot (`listRunEnd`), never read from
+    /// the history's cut runs (`ColumnListRuns`); the differential tests' reference.
+    var historyListRunsEnabled = true
+    /// How many runs `majorRun` took from the history's cut runs, over this transformer's
+    /// merges (read by the tests, to know the path ran).
+    var historyListRunsTaken = 0
+    /// Scratch of `buildScanColumns`: an incoming changeset's runs, before its column copies
+    /// them.
+    var columnRunScratch: ContiguousArray<ColumnListRuns.Run> = []
     /// Whether a run that passes every region clear leaves its shift pending
     /// (`pendingListShifts`) instead of writing it to each slot: set per merge, for a merge
     /// that reports the local side as `LocalEdits`.
@@ -665,6 +678,8 @@ public struct Transformer: Sendable {
         discriminantTime.removeAll(keepingCapacity: true)
         discriminantIdent.removeAll(keepingCapacity: true)
         changesetFirstSlot.removeAll(keepingCapacity: true)
+        historyListRuns.removeAll(keepingCapacity: true)
+        historyListRunCursor = 0
         for side in [changesets.local, changesets.incoming] {
             for index in side.indices {
                 let timestamp = side[index].originTimestamp
@@ -1047,8 +1062,16 @@ public struct Transformer: Sendable {
             let firstSlot = changesetFirstSlot[index]
             let endSlot = index + 1 < changesets.count ? changesetFirstSlot[index + 1] : arena.count
             let count = changesets.instructions(index).count
+            // Its list runs, when every slot is still alive (the column is then the slots').
+            let limits = listBlockSettings.runLimits
+            let cut = listBlockSettings.enabled && limits != nil && endSlot - firstSlot == count
+                && arena.cutColumnListRuns(firstSlot..<endSlot, settings: listBlockSettings,
+                                           into: &columnRunScratch)
+            if !cut { columnRunScratch.removeAll(keepingCapacity: true) }
             var written = 0
-            let column = columnSlab.makeColumn(count: count) { column in
+            let runs = columnRunScratch
+            let column = runs.withUnsafeBufferPointer { runs in
+                columnSlab.makeColumn(count: count, runs: runs, limits: limits ?? 0) { column in
                 for slot in firstSlot..<endSlot where arena.isAlive(slot) {
                     var entry = incomingEntries[slot - localCount]
                     if entry.kind == Kind.arrayInsert || entry.kind == Kind.arrayErase {
@@ -1062,6 +1085,7 @@ public struct Transformer: Sendable {
                 }
                 precondition(written == count,
                              "scan column does not match the written-back changeset")
+                }
             }
             changesets.modify(index) { $0.scanColumn = column }
         }

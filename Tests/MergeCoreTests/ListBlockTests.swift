@@ -23,11 +23,14 @@ struct Typist {
     var otherEditsPercent: UInt64 = 15
     /// The other edits sometimes erase or add column `nullableInt`.
     var schemaChanges = false
+    /// Off: the typist stays on its object (with no other edits, each changeset is then one
+    /// list's edits, as a typed document's is).
+    var switchesObjects = true
 
     /// Makes one valid instruction for `replica`, applies it and returns it.
     mutating func edit(_ replica: inout Replica, _ random: RandomStream,
                        tag: Int64) throws -> Instruction {
-        if random.chance(1, outOf: 30) { object = 1 - object }
+        if switchesObjects && random.chance(1, outOf: 30) { object = 1 - object }
         let target = TestSchema.object(object)
         guard random.uniformInt(below: 100) >= otherEditsPercent,
             let list = replica.list(of: target, field: TestSchema.list)
@@ -82,11 +85,13 @@ func typingBase(withoutNullableInt: Bool = false) throws -> Replica {
 
 /// Changesets typed one after another on a copy of `base` by one peer.
 func typingSide(base: Replica, random: RandomStream, fileIdent: UInt64, tag: Int64,
-                otherEditsPercent: UInt64 = 15, schemaChanges: Bool = false) throws -> [Changeset] {
+                otherEditsPercent: UInt64 = 15, schemaChanges: Bool = false,
+                switchesObjects: Bool = true) throws -> [Changeset] {
     var scratch = base
     var typist = Typist(object: Int64(random.uniformInt(below: 2)),
                         cursor: UInt32(random.uniformInt(below: 11)),
-                        otherEditsPercent: otherEditsPercent, schemaChanges: schemaChanges)
+                        otherEditsPercent: otherEditsPercent, schemaChanges: schemaChanges,
+                        switchesObjects: switchesObjects)
     var changesets: [Changeset] = []
     let count = 1 + Int(random.uniformInt(below: ListBlockLimits.changesetsPerSideMax))
     for _ in 0..<count {
@@ -223,6 +228,30 @@ func runListBlockServerSeed(_ seed: UInt64, sweep: Bool = false, swept: inout In
     }
 }
 
+/// Typing uploads integrated in turn, as a server does, by the pairwise walk and by the
+/// blocked transformer, which takes its local runs from the history's cut runs
+/// (`ColumnListRuns`, adding how many to `taken`). In half the seeds each typist stays on one
+/// list and makes no other edit, so most history changesets are one list's edits and carry
+/// cut runs; in the other half some do.
+func runHistoryRunSeed(_ seed: UInt64, taken: inout Int) -> String? {
+    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_4852))
+    do {
+        let base = try typingBase()
+        var (reference, actual) = referenceAndBlockedTransformers(random)
+        let typingOnly = random.chance(1, outOf: 2)
+        let failure = try compareServerHistories(reference: &reference, actual: &actual) {
+            client in
+            try typingSide(base: base, random: random, fileIdent: UInt64(2 + client),
+                           tag: Int64(client + 1), otherEditsPercent: typingOnly ? 0 : 15,
+                           switchesObjects: !typingOnly)
+        }
+        taken += actual.historyListRunsTaken
+        return failure.map { "\($0) (\(actual.listBlockSettings), typing only \(typingOnly))" }
+    } catch {
+        return "generator error: \(error)"
+    }
+}
+
 @Suite("List block skipping equals the pairwise walk")
 struct ListBlockTests {
     @Test("typing sides with every kind of edit between")
@@ -242,6 +271,15 @@ struct ListBlockTests {
     /// The sweep of local list edits (`TransformArena.sweepListMajors`) against dispatching
     /// each on its own: the same sides (every kind of edit between, prior sizes sometimes
     /// corrupted), with no blocks, so every list group walks every pair.
+    /// The history's cut runs (`ColumnListRuns`), taken whole and joined across changesets,
+    /// give the pairwise walk's result; and they are taken (not a check that never runs).
+    @Test("runs read from the history's cut runs")
+    func historyRuns() {
+        var taken = 0
+        recordSeedFailures(firstSeed: 1, keySpace: 2) { runHistoryRunSeed($0, taken: &taken) }
+        #expect(taken > 0, "no run was read from the history's cut runs")
+    }
+
     @Test("sweeping local list edits equals dispatching each on its own")
     func sweepEqualsPerEdit() {
         var swept = 0
