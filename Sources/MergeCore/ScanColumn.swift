@@ -72,11 +72,10 @@ struct ScanColumn: @unchecked Sendable {
     }
 }
 
-/// A block of entries that columns are cut from, in order (and each column's list runs, after
-/// its entries). Only the slab that made it
-/// appends to it (`ScanColumnSlab`, which checks that it is the only one holding it), and
-/// only beyond `used`; the entries below `used` belong to columns and never change, so
-/// reading them from any thread is safe.
+/// A block of entries that columns are cut from, in order (each column's list runs right
+/// after its entries). Only the slab that made it appends to it (`ScanColumnSlab`, which
+/// checks that it is the only one holding it), and only beyond `used`; the entries below
+/// `used` belong to columns and never change, so reading them from any thread is safe.
 final class ScanColumnChunk: @unchecked Sendable {
     let entries: UnsafeMutablePointer<ScanEntry>
     let capacity: Int
@@ -104,7 +103,7 @@ struct ScanColumnSlab: Sendable {
 
     /// A column holding `count` entries, written by `fill` (which must write all of them,
     /// in order, through the pointer it gets), and a copy of `runs` (its list runs, cut with
-    /// the limits `limits` packs; `ColumnListRuns.Limits.key`) right after them.
+    /// the limits `limits` packs: `ListBlockSettings.runLimits`) right after them.
     mutating func makeColumn(
         count: Int, runs: UnsafeBufferPointer<ColumnListRuns.Run> = .init(start: nil, count: 0),
         limits: UInt32 = 0, fill: (UnsafeMutablePointer<ScanEntry>) -> Void

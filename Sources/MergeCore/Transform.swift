@@ -1072,19 +1072,19 @@ public struct Transformer: Sendable {
             let runs = columnRunScratch
             let column = runs.withUnsafeBufferPointer { runs in
                 columnSlab.makeColumn(count: count, runs: runs, limits: limits ?? 0) { column in
-                for slot in firstSlot..<endSlot where arena.isAlive(slot) {
-                    var entry = incomingEntries[slot - localCount]
-                    if entry.kind == Kind.arrayInsert || entry.kind == Kind.arrayErase {
-                        entry.cacheListIndices(index: arena.index[slot],
-                                               priorSize: arena.priorSize[slot])
+                    for slot in firstSlot..<endSlot where arena.isAlive(slot) {
+                        var entry = incomingEntries[slot - localCount]
+                        if entry.kind == Kind.arrayInsert || entry.kind == Kind.arrayErase {
+                            entry.cacheListIndices(index: arena.index[slot],
+                                                   priorSize: arena.priorSize[slot])
+                        }
+                        precondition(written < count,
+                                     "scan column does not match the written-back changeset")
+                        (column + written).initialize(to: entry)
+                        written += 1
                     }
-                    precondition(written < count,
+                    precondition(written == count,
                                  "scan column does not match the written-back changeset")
-                    (column + written).initialize(to: entry)
-                    written += 1
-                }
-                precondition(written == count,
-                             "scan column does not match the written-back changeset")
                 }
             }
             changesets.modify(index) { $0.scanColumn = column }
