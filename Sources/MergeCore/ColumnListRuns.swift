@@ -93,10 +93,9 @@ extension TransformArena {
     /// Whether every slot of `slots` is alive and as its changeset holds it: never
     /// rewritten (`dirty`), replaced, or merged by the sequence merge.
     func slotsPristine(_ slots: Range<Int>) -> Bool {
-        let mask = Self.alive | Self.dirty | Self.replaced | Self.sequenced
-        return flags.withUnsafeBufferPointer { flags in
+        flags.withUnsafeBufferPointer { flags in
             var differs: UInt8 = 0
-            for slot in slots { differs |= (flags[slot] & mask) ^ Self.alive }
+            for slot in slots { differs |= (flags[slot] & Self.untouchedMask) ^ Self.alive }
             return differs == 0
         }
     }

@@ -32,6 +32,9 @@ struct TransformArena: Sendable {
     /// Merged before the walk by `ListSequenceMerge` (`storeSequenceEdits`, on both sides):
     /// the walk over the local slots skips it on its flags alone.
     static let sequenced: UInt8 = 32
+    /// The flags a slot has when it is as its changeset holds it, masked by `untouchedMask`:
+    /// alive, and never rewritten, replaced or merged by the sequence merge.
+    static let untouchedMask: UInt8 = alive | dirty | replaced | sequenced
 
     var kind: ContiguousArray<UInt8> = []
     var flags: ContiguousArray<UInt8> = []
