@@ -288,8 +288,8 @@ struct TransformArena: Sendable {
     /// made the pages faulted in about twice the columns' final size; at eight times, about
     /// 1.14 times. Capacity beyond what is written costs neither memory nor faults: a page
     /// is resident only once touched (the peak resident memory per merged instruction is
-    /// unchanged or lower). A text-like server at K = 10 and 10^6 took 10 % fewer page faults
-    /// (see the performance log, "Columns reserved ahead").
+    /// unchanged or lower). A text-like server at K = 10 and 10^6 took 10 % fewer page faults,
+    /// counted over the whole process (see the performance log, "Columns reserved ahead").
     @inline(__always)
     static func reserveAhead<Element>(_ column: inout ContiguousArray<Element>, _ needed: Int) {
         if needed > column.capacity { growColumn(&column, needed) }

@@ -18,15 +18,22 @@ struct GrowthTests {
             arena.index[slot] = UInt32(100 + slot)
             arena.position[slot] = UInt32(slot)
         }
-        let capacityBefore = arena.index.capacity
-        // Past the capacity: every column grows to at least eight times it.
-        let second = arena.growColumns(by: capacityBefore, changeset: 4)
+        // Past every column's capacity: each grows to at least eight times its own.
+        func capacities(_ arena: TransformArena) -> [Int] {
+            [arena.kind.capacity, arena.flags.capacity, arena.node.capacity,
+             arena.field.capacity, arena.index.capacity, arena.priorSize.capacity,
+             arena.changeset.capacity, arena.position.capacity]
+        }
+        let before = capacities(arena)
+        let grownBy = before.max()! - arena.count + 1
+        let second = arena.growColumns(by: grownBy, changeset: 4)
         #expect(second == 10)
-        #expect(arena.count == 10 + capacityBefore)
-        let capacities = [arena.kind.capacity, arena.flags.capacity, arena.node.capacity,
-                          arena.field.capacity, arena.index.capacity, arena.priorSize.capacity,
-                          arena.changeset.capacity, arena.position.capacity]
-        #expect(capacities.allSatisfy { $0 >= TransformArena.columnGrowthFactor * capacityBefore })
+        #expect(arena.count == 10 + grownBy)
+        let after = capacities(arena)
+        for column in before.indices {
+            #expect(after[column] >= TransformArena.columnGrowthFactor * before[column],
+                    "column \(column): \(before[column]) -> \(after[column])")
+        }
         // The old slots as they were, the new ones zero in their changeset.
         for slot in 0..<10 {
             #expect(arena.kind[slot] == UInt8(slot))
