@@ -64,7 +64,13 @@ extension Transformer {
     /// `scanLocalBatch` after the waiting slots have entered the arena, since it may give
     /// objects their first nodes.
     /// - Throws: `MergeError` as `scanLocalBatch`, for the first failing slot in order.
-    mutating func scanHistory(filterFields: Bool, fallback: inout Bool) throws(MergeError) {
+    ///
+    /// The history's first changesets keep the arena slots the last merge gave them where
+    /// they can (`HistoryPrefix`); the arena is reset to those, with room for `capacity`
+    /// slots, and the scan goes on after them.
+    mutating func scanHistory(
+        filterFields: Bool, capacity: Int, fallback: inout Bool
+    ) throws(MergeError) {
         // The scratch's filler (never read: runs are written before they are read).
         let noRun = SelectedRun(entries: UnsafePointer(bitPattern: 8)!, changeset: 0, end: 0)
         historyRuns.reserve(Self.pendingSlotsMax, repeating: noRun)
@@ -81,11 +87,17 @@ extension Transformer {
         let maskedLoop = keyMasks && nodes.dense.count > 0
         let maskedTable = nodes.denseTable
         let filter = filterFields ? touched : nil  // the local scan does not change it
+        let kept = matchHistoryPrefix(filter: filter, keyMasks: keyMasks ? keyMaskBuffer : nil)
+        arena.reset(capacity: capacity, keepingSlots: historyPrefix.ends(of: kept).slots)
+        restoreHistoryPrefix(kept)
         var waiting = 0  // selections waiting in `historySelected`
         var runs = 0  // and their runs in `historyRuns`
-        for changesetIndex in 0..<localChangesetCount {
+        for changesetIndex in kept..<localChangesetCount {
             prefetchColumn(changesetIndex + Self.columnPrefetchDistance)
             let view = columnView(changesetIndex)
+            if historyPrefix.recording && view?.isUniform != true {
+                historyPrefix.recording = false
+            }
             let count = view?.entries.count
                 ?? changesets.local[changesetIndex].instructions.count
             if waiting + count > historySelected.count || runs == historyRuns.count {
@@ -108,9 +120,11 @@ extension Transformer {
                 if view.isUniform {
                     try flushRuns(waiting: waiting, runs: runs)
                     (waiting, runs) = (0, 0)
-                    try scanUniform(column, changeset: changesetIndex, filter: filter,
-                                    keyMasks: keyMasks ? keyMaskBuffer : nil,
-                                    selected: selected, listRuns: view.listRuns)
+                    let node = try scanUniform(
+                        column, changeset: changesetIndex, filter: filter,
+                        keyMasks: keyMasks ? keyMaskBuffer : nil, selected: selected,
+                        listRuns: view.listRuns)
+                    recordHistoryPrefix(changesetIndex, node: node)
                     continue
                 }
                 var chosen: Int?
@@ -186,12 +200,15 @@ extension Transformer {
     ///
     /// Classifying each entry was 16 % of a text-like server merge at K = 100, and staging
     /// each kept one (40 bytes written, read back, and read again for its list indices) 11 %.
+    /// - Returns: the node the slots are on (-1: none kept) when a later merge may keep them
+    ///   (`HistoryPrefix`: none kept, or every list entry an ArrayInsert or ArrayErase that
+    ///   caches its indices); nil otherwise.
     /// - Precondition: no selection is waiting (`scanHistory`).
     private mutating func scanUniform(
         _ entries: UnsafeBufferPointer<ScanEntry>, changeset changesetIndex: Int,
         filter: TouchedFields?, keyMasks: UnsafeBufferPointer<UInt64>?,
         selected: UnsafeMutablePointer<UInt64>, listRuns: ColumnListRuns
-    ) throws(MergeError) {
+    ) throws(MergeError) -> Int32? {
         let first = UnsafeBufferPointer(rebasing: entries[0..<1])
         let chosen = nodes.selectRelevant(first, touched: filter, keyMasks: keyMasks,
                                           into: selected)
@@ -209,13 +226,15 @@ extension Transformer {
                 check[$0] == UInt64(UInt32(bitPattern: node)) << 32 | UInt64($0)
             }
         }(), "a uniform column selected otherwise than entry by entry")
-        if chosen == 0 { return }
+        if chosen == 0 { return -1 }
         let start = arena.count
         if arena.appendUniform(entries, node: node, changeset: changesetIndex) {
             try arena.fillListIndices(from: changesets.local[changesetIndex].instructions,
                                       slots: start..<arena.count)
+            return nil
         }
         listHistoryRuns(listRuns, entries: entries, node: node, start: start)
+        return node
     }
 
     /// The scan column of local changeset `index`, if it has one, with its

@@ -344,6 +344,15 @@ public struct Transformer: Sendable {
     /// (`ColumnListRuns`), and the first one `cachedListRun` may still read.
     var historyListRuns: ContiguousArray<HistoryListRun> = []
     var historyListRunCursor = 0
+    /// The history changesets whose arena slots and listed runs the next merge may keep
+    /// (`HistoryPrefix.swift`).
+    var historyPrefix = HistoryPrefix()
+    /// Off: every merge enters its whole history into the arena afresh, never keeping the
+    /// last merge's slots (`HistoryPrefix`); the differential tests' reference.
+    var historyPrefixEnabled = true
+    /// Arena slots kept from the merge before, over this transformer's merges (read by the
+    /// tests, to know the path ran; never reset).
+    var historyPrefixSlotsKept = 0
     /// Off: every run of local list edits is cut slot by slot (`listRunEnd`), never read from
     /// the history's cut runs (`ColumnListRuns`); the differential tests' reference.
     var historyListRunsEnabled = true
@@ -678,7 +687,6 @@ public struct Transformer: Sendable {
         discriminantTime.removeAll(keepingCapacity: true)
         discriminantIdent.removeAll(keepingCapacity: true)
         changesetFirstSlot.removeAll(keepingCapacity: true)
-        historyListRuns.removeAll(keepingCapacity: true)
         historyListRunCursor = 0
         for side in [changesets.local, changesets.incoming] {
             for index in side.indices {
@@ -763,11 +771,15 @@ public struct Transformer: Sendable {
         }
         swap(&nodesOut, &incomingNodes)
         nodes.buildDenseIndex(lookups: instructionCount - incomingCount)
-        arena.reset(capacity: 2 * incomingCount)
         var fallback = incomingErasesColumn
         if !incomingErasesColumn {
-            try scanHistory(filterFields: filterFields, fallback: &fallback)
+            try scanHistory(filterFields: filterFields, capacity: 2 * incomingCount,
+                            fallback: &fallback)
         } else {
+            arena.reset(capacity: 2 * incomingCount)
+            historyListRuns.removeAll(keepingCapacity: true)
+            historyPrefix.truncate(0)
+            historyPrefix.recording = false
             for changesetIndex in 0..<localChangesetCount {
                 changesetFirstSlot[changesetIndex] = arena.count
                 let instructions = changesets.instructions(changesetIndex)

@@ -86,16 +86,23 @@ struct TransformArena: Sendable {
 
     var count: Int { kind.count }
 
-    mutating func reset(capacity: Int) {
-        kind.removeAll(keepingCapacity: true)
-        flags.removeAll(keepingCapacity: true)
-        node.removeAll(keepingCapacity: true)
-        field.removeAll(keepingCapacity: true)
-        index.removeAll(keepingCapacity: true)
+    /// Empties the arena for a merge, but for its first `kept` slots (local slots an earlier
+    /// merge appended from uniform history columns, which `Transformer.scanHistory` keeps:
+    /// `HistoryPrefix`), and reserves room for `capacity` slots.
+    /// - Precondition: no slot below `kept` has a move target (kept slots are list inserts
+    ///   and erases).
+    mutating func reset(capacity: Int, keepingSlots kept: Int = 0) {
+        precondition(kept <= count, "kept slots beyond the arena")
+        let dropped = count - kept
+        kind.removeLast(dropped)
+        flags.removeLast(dropped)
+        node.removeLast(dropped)
+        field.removeLast(dropped)
+        index.removeLast(dropped)
         moveTargets.removeAll(keepingCapacity: true)
-        priorSize.removeAll(keepingCapacity: true)
-        changeset.removeAll(keepingCapacity: true)
-        position.removeAll(keepingCapacity: true)
+        priorSize.removeLast(dropped)
+        changeset.removeLast(dropped)
+        position.removeLast(dropped)
         kind.reserveCapacity(capacity)
         flags.reserveCapacity(capacity)
         node.reserveCapacity(capacity)
@@ -198,6 +205,59 @@ struct TransformArena: Sendable {
         }
         if !lists { return false }
         return fillCachedListIndices(entries, base: 0, count: count, start: start)
+    }
+
+    /// Puts slots `start ..< start + entries.count`, which `appendUniform` appended from the
+    /// uniform column `entries` in an earlier merge (every list entry an ArrayInsert or
+    /// ArrayErase caching its indices), back as that append wrote them. A merge changes a local
+    /// slot's kind, flags and list indices only, and marks every slot it changes in its flags
+    /// (`untouchedMask`: rewritten, replaced, sequenced or discarded); those slots take their
+    /// entries' values again, and the others are left as they are. Node, field, changeset
+    /// and position are never written after the append.
+    /// - Complexity: O(entries) to read the flags, and a write per changed slot.
+    mutating func restoreUniform(_ entries: UnsafeBufferPointer<ScanEntry>, at start: Int) {
+        if slotsPristine(start..<(start + entries.count)) { return }
+        kind.withUnsafeMutableBufferPointer { kind in
+            flags.withUnsafeMutableBufferPointer { flags in
+                index.withUnsafeMutableBufferPointer { index in
+                    priorSize.withUnsafeMutableBufferPointer { priorSize in
+                        for offset in 0..<entries.count {
+                            let slot = start &+ offset
+                            if flags[slot] & Self.untouchedMask == Self.alive { continue }
+                            let entry = entries[offset]
+                            kind[slot] = entry.kind
+                            flags[slot] = entry.flags
+                            index[slot] = 0
+                            priorSize[slot] = 0
+                            let missing = Self.writeCachedListIndices(
+                                entry, slot: slot, index: index, priorSize: priorSize)
+                            precondition(!missing, "a kept history slot without list indices")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether slots `start ..< start + entries.count` hold exactly what
+    /// `appendUniform(entries, node: node, changeset: changesetIndex)` writes (debug checks of
+    /// `HistoryPrefix`).
+    func uniformSlotsMatch(
+        _ entries: UnsafeBufferPointer<ScanEntry>, node nodeValue: Int32, changeset changesetIndex: Int,
+        at start: Int
+    ) -> Bool {
+        guard start + entries.count <= count else { return false }
+        for offset in 0..<entries.count {
+            let slot = start + offset
+            let entry = entries[offset]
+            let list = entry.fillsSlot ? (index: 0, priorSize: 0) : entry.cachedListIndices
+            guard let list, kind[slot] == entry.kind, flags[slot] == entry.flags, node[slot] == nodeValue,
+                field[slot] == entry.field, changeset[slot] == UInt32(changesetIndex),
+                position[slot] == UInt32(offset), index[slot] == list.index,
+                priorSize[slot] == list.priorSize
+            else { return false }
+        }
+        return true
     }
 
     /// Mutable raw views of the columns a batch append writes: one uniqueness check per column

@@ -228,16 +228,19 @@ func runListBlockServerSeed(_ seed: UInt64, sweep: Bool = false, swept: inout In
     }
 }
 
-/// Typing uploads integrated in turn, as a server does, by the pairwise walk and by the
-/// blocked transformer, which takes its local runs from the history's cut runs
-/// (`ColumnListRuns`, adding how many to `taken`). In half the seeds each typist stays on one
-/// list and makes no other edit, so most history changesets are one list's edits and carry
-/// cut runs; in the other half some do.
-func runHistoryRunSeed(_ seed: UInt64, taken: inout Int) -> String? {
-    let random = RandomStream(seed: seed, id: StreamID(domain: 0x4C42_4852))
+/// Typing uploads integrated in turn, as a server does, by the two transformers `make` gives
+/// (`compareServerHistories`), adding `statistic` of the second to `total`. In half the seeds
+/// each typist stays on one list and makes no other edit, so most history changesets are one
+/// list's edits (a typed document's); in the other half some are not.
+func runTypingServerSeed(
+    _ seed: UInt64, domain: UInt64, total: inout Int,
+    make: (RandomStream) -> (reference: Transformer, actual: Transformer),
+    statistic: (Transformer) -> Int
+) -> String? {
+    let random = RandomStream(seed: seed, id: StreamID(domain: domain))
     do {
         let base = try typingBase()
-        var (reference, actual) = referenceAndBlockedTransformers(random)
+        var (reference, actual) = make(random)
         let typingOnly = random.chance(1, outOf: 2)
         let failure = try compareServerHistories(reference: &reference, actual: &actual) {
             client in
@@ -245,11 +248,19 @@ func runHistoryRunSeed(_ seed: UInt64, taken: inout Int) -> String? {
                            tag: Int64(client + 1), otherEditsPercent: typingOnly ? 0 : 15,
                            switchesObjects: !typingOnly)
         }
-        taken += actual.historyListRunsTaken
+        total += statistic(actual)
         return failure.map { "\($0) (\(actual.listBlockSettings), typing only \(typingOnly))" }
     } catch {
         return "generator error: \(error)"
     }
+}
+
+/// `runTypingServerSeed` of the pairwise walk and the blocked transformer, which takes its
+/// local runs from the history's cut runs (`ColumnListRuns`, adding how many to `taken`).
+func runHistoryRunSeed(_ seed: UInt64, taken: inout Int) -> String? {
+    runTypingServerSeed(seed, domain: 0x4C42_4852, total: &taken,
+                        make: referenceAndBlockedTransformers,
+                        statistic: \.historyListRunsTaken)
 }
 
 @Suite("List block skipping equals the pairwise walk")
@@ -268,9 +279,6 @@ struct ListBlockTests {
         }
     }
 
-    /// The sweep of local list edits (`TransformArena.sweepListMajors`) against dispatching
-    /// each on its own: the same sides (every kind of edit between, prior sizes sometimes
-    /// corrupted), with no blocks, so every list group walks every pair.
     /// The history's cut runs (`ColumnListRuns`), taken whole and joined across changesets,
     /// give the pairwise walk's result; and they are taken (not a check that never runs).
     @Test("runs read from the history's cut runs")
@@ -280,6 +288,9 @@ struct ListBlockTests {
         #expect(taken > 0, "no run was read from the history's cut runs")
     }
 
+    /// The sweep of local list edits (`TransformArena.sweepListMajors`) against dispatching
+    /// each on its own: the same sides (every kind of edit between, prior sizes sometimes
+    /// corrupted), with no blocks, so every list group walks every pair.
     @Test("sweeping local list edits equals dispatching each on its own")
     func sweepEqualsPerEdit() {
         var swept = 0
