@@ -11,10 +11,10 @@
 //!
 //! ## How
 //!
-//! A history changeset whose scan column is uniform and cut into list runs (every entry an
-//! ArrayInsert or ArrayErase on one list, each caching its indices: a typed document's
-//! changeset) enters the arena whole or not at all, straight from its column, on the one node
-//! its first entry classifies to (`Transformer.scanUniform`). So its slots depend on nothing
+//! A history changeset whose scan column is uniform (every entry on one object and field)
+//! and whose list entries are ArrayInserts and ArrayErases caching their indices (a typed
+//! document's changeset) enters the arena whole or not at all, straight from its column, on
+//! the one node its first entry classifies to (`Transformer.scanUniform`). So its slots depend on nothing
 //! but the column, that node and where they start. `HistoryPrefix` records, for the history's
 //! first changesets while they are all such columns, the column (held, so that its address
 //! names it alone: a column's entries never change and its memory is not reused while it is

@@ -243,16 +243,17 @@ struct TransformArena: Sendable {
     /// `appendUniform(entries, node: node, changeset: changesetIndex)` writes (debug checks of
     /// `HistoryPrefix`).
     func uniformSlotsMatch(
-        _ entries: UnsafeBufferPointer<ScanEntry>, node nodeValue: Int32, changeset changesetIndex: Int,
-        at start: Int
+        _ entries: UnsafeBufferPointer<ScanEntry>, node nodeValue: Int32,
+        changeset changesetIndex: Int, at start: Int
     ) -> Bool {
         guard start + entries.count <= count else { return false }
         for offset in 0..<entries.count {
             let slot = start + offset
             let entry = entries[offset]
             let list = entry.fillsSlot ? (index: 0, priorSize: 0) : entry.cachedListIndices
-            guard let list, kind[slot] == entry.kind, flags[slot] == entry.flags, node[slot] == nodeValue,
-                field[slot] == entry.field, changeset[slot] == UInt32(changesetIndex),
+            guard let list, kind[slot] == entry.kind, flags[slot] == entry.flags,
+                node[slot] == nodeValue, field[slot] == entry.field,
+                changeset[slot] == UInt32(changesetIndex),
                 position[slot] == UInt32(offset), index[slot] == list.index,
                 priorSize[slot] == list.priorSize
             else { return false }
