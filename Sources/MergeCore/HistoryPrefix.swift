@@ -48,8 +48,6 @@ struct HistoryPrefix: Sendable {
     /// `Transformer.historyListRunsEnabled`).
     var runLimits: UInt32? = nil
     var listRunsEnabled = false
-    /// Whether the scan in progress still records: every changeset so far was recorded.
-    var recording = false
 
     var count: Int { columns.count }
 
@@ -114,13 +112,12 @@ extension Transformer {
 
     /// Keeps the arena slots and listed runs of the first `kept` recorded changesets (the
     /// arena must be reset to their slots), puts back the slots the last merge changed, and
-    /// sets their first slots; the recording goes on from there.
+    /// sets their first slots; the scan records from there (`recordHistoryPrefix`).
     mutating func restoreHistoryPrefix(_ kept: Int) {
         historyPrefix.truncate(kept)
         historyListRuns.removeLast(historyListRuns.count - historyPrefix.ends(of: kept).listRuns)
         historyPrefix.runLimits = listBlockSettings.runLimits
         historyPrefix.listRunsEnabled = historyListRunsEnabled
-        historyPrefix.recording = historyPrefixEnabled
         historyPrefixSlotsKept += historyPrefix.ends(of: kept).slots
         historyPrefix.columns.withUnsafeBufferPointer { columns in
             for index in 0..<kept {
@@ -142,17 +139,14 @@ extension Transformer {
         }, "a kept history slot differs from its column")
     }
 
-    /// Records local changeset `index`, just scanned, in `historyPrefix` while it records:
-    /// `node` is what `scanUniform` returned (nil: the changeset cannot be kept, and ends the
-    /// recording).
+    /// Records local changeset `index`, just scanned, in `historyPrefix` when every changeset
+    /// before it is recorded: `node` is what `scanUniform` returned (nil: the changeset
+    /// cannot be kept). A changeset not recorded (nil here, or never passed here: not a
+    /// uniform column) thus ends the prefix for the rest of the scan.
     mutating func recordHistoryPrefix(_ index: Int, node: Int32?) {
-        guard historyPrefix.recording else { return }
-        guard let node, index == historyPrefix.count,
+        guard historyPrefixEnabled, let node, index == historyPrefix.count,
             let column = changesets.local[index].scanColumn
-        else {
-            historyPrefix.recording = false
-            return
-        }
+        else { return }
         historyPrefix.append(column, node: node, slotEnd: arena.count,
                              listRunEnd: historyListRuns.count)
     }

@@ -95,9 +95,6 @@ extension Transformer {
         for changesetIndex in kept..<localChangesetCount {
             prefetchColumn(changesetIndex + Self.columnPrefetchDistance)
             let view = columnView(changesetIndex)
-            if historyPrefix.recording && view?.isUniform != true {
-                historyPrefix.recording = false
-            }
             let count = view?.entries.count
                 ?? changesets.local[changesetIndex].instructions.count
             if waiting + count > historySelected.count || runs == historyRuns.count {

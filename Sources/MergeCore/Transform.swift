@@ -779,7 +779,6 @@ public struct Transformer: Sendable {
             arena.reset(capacity: 2 * incomingCount)
             historyListRuns.removeAll(keepingCapacity: true)
             historyPrefix.truncate(0)
-            historyPrefix.recording = false
             for changesetIndex in 0..<localChangesetCount {
                 changesetFirstSlot[changesetIndex] = arena.count
                 let instructions = changesets.instructions(changesetIndex)
