@@ -343,6 +343,9 @@ struct ListBlockSettings: Sendable {
     var regions = ListRegionSettings()
     /// Copies per chunk when a run's majors meet a block one by one (`ListCells`).
     var cellChunkLength = 8
+    /// A chunk of those copies ends before one that would widen its straddle zone beyond
+    /// this many positions.
+    var cellChunkSpan: Int64 = 4
 }
 
 /// The major of a list run, as the loop updates it.
@@ -892,7 +895,8 @@ extension TransformArena {
         _ run: inout ListMajorRun, blocks: Range<Int>, offsets: UnsafeBufferPointer<Int32>,
         steps: UnsafeBufferPointer<ListTouchedStep>,
         deltaChanges: inout ContiguousArray<(offset: Int32, delta: Int64)>,
-        ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>, chunkLength: Int
+        ranks: ContiguousArray<UInt32>, minors: ContiguousArray<Int32>, chunkLength: Int,
+        chunkSpan: Int64
     ) -> (stoppedAfter: Int?, mismatch: MergeError?) {
         let (kinds, nodes, fields, owners) = (kind, node, field, changeset)
         let slots = run.slots
@@ -969,7 +973,7 @@ extension TransformArena {
                     // a copy of its alive minors (`Transform+ListCells.swift`), in tiles.
                     var cells = uniform
                         ? ListCells(block, buffers: buffers, space: space, chunkSpace: chunkSpace,
-                                    chunkLength: chunkLength)
+                                    chunkLength: chunkLength, chunkSpan: chunkSpan)
                         : nil
                     defer {
                         if var used = cells {
@@ -1008,7 +1012,8 @@ extension TransformArena {
                         // fresh copies, reports the mismatch the pairwise walk finds first.
                         cellStats.tileRestarts += 1
                         cells = ListCells(block, buffers: buffers, space: space,
-                                          chunkSpace: chunkSpace, chunkLength: chunkLength)
+                                          chunkSpace: chunkSpace, chunkLength: chunkLength,
+                                          chunkSpan: chunkSpan)
                     }
                     for major in slots where buffers.flags[major] & Self.alive != 0 {
                         var state = listMajor(major)

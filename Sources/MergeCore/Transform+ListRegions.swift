@@ -677,7 +677,8 @@ extension Transformer {
             &run, blocks: blocks, offsets: listRegions.touchedOffsets,
             steps: listRegions.touchedSteps, deltaChanges: &listRegions.deltaChanges,
             ranks: changesetRank, minors: groupPositions,
-            chunkLength: listBlockSettings.cellChunkLength)
+            chunkLength: listBlockSettings.cellChunkLength,
+            chunkSpan: listBlockSettings.cellChunkSpan)
         if let mismatch = walked.mismatch { throw mismatch }
         if let stopped = walked.stoppedAfter {
             // The majors no longer form one run: the rest, one by one.

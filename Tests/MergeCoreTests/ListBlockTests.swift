@@ -335,6 +335,7 @@ struct ListBlockTests {
                     enabled: true, blocksMin: 1, margin: Int64(random.uniformInt(below: 3)),
                     runsPerBuildMin: 8, backoffMax: Int(random.uniformInt(below: 2)))
                 regions.listBlockSettings.cellChunkLength = 1 + Int(random.uniformInt(below: 4))
+                regions.listBlockSettings.cellChunkSpan = Int64(random.uniformInt(below: 6))
                 let otherEdits = random.chance(1, outOf: 2) ? 0 : UInt64(5)
                 let failure = try compareServerHistories(reference: &reference,
                                                          actual: &regions) { client in

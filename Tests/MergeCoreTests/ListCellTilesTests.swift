@@ -57,7 +57,8 @@ private struct TileArena {
 
     /// Meets `majors` with a copy of the block's alive minors, in tiles of `tile` (0: major by
     /// major, `meet`), writes the copies back, and gives what the meeting found.
-    mutating func meet(_ majors: inout [ListMajor], chunkLength: Int, tile: Int)
+    mutating func meet(_ majors: inout [ListMajor], chunkLength: Int, chunkSpan: Int64,
+                       tile: Int)
         -> (mismatch: MergeError?, stats: ListCellStats)
     {
         let count = packed.count
@@ -78,7 +79,8 @@ private struct TileArena {
                                         block.state = .uniform
                                         var cells = ListCells(
                                             block, buffers: buffers, space: space,
-                                            chunkSpace: chunkSpace, chunkLength: chunkLength)
+                                            chunkSpace: chunkSpace, chunkLength: chunkLength,
+                                            chunkSpan: chunkSpan)
                                         var mismatch: MergeError?
                                         if tile > 0 {
                                             mismatch = cells.meetTiles(majors, tileLength: tile)
@@ -108,6 +110,7 @@ struct ListCellTilesTests {
         var stats = ListCellStats()
         var (compared, mismatches, otherMismatch) = (0, 0, 0)
         var failures = 0
+        var spanCut = 0
         for seed in UInt64(1)...3000 {
             let random = RandomStream(seed: seed, id: StreamID(domain: 0x5449_4C45))
             let firstSize = UInt32(random.uniformInt(below: 12))
@@ -137,13 +140,34 @@ struct ListCellTilesTests {
                           size: majorSide.size[$0])
             }
             let chunkLength = 1 + Int(random.uniformInt(below: 8))
+            // Chunks cut by their zone's width too, in some seeds.
+            let chunkSpan = random.chance(1, outOf: 2) ? Int64.max
+                : Int64(random.uniformInt(below: 4))
             let tile = 1 + Int(random.uniformInt(below: 12))
             var (rowArena, rowMajors) = (arena, majors)
             var (tileArena, tileMajors) = (arena, majors)
-            let row = rowArena.meet(&rowMajors, chunkLength: chunkLength, tile: 0)
-            let tiled = tileArena.meet(&tileMajors, chunkLength: chunkLength, tile: tile)
+            let row = rowArena.meet(&rowMajors, chunkLength: chunkLength, chunkSpan: chunkSpan,
+                                    tile: 0)
+            let tiled = tileArena.meet(&tileMajors, chunkLength: chunkLength,
+                                       chunkSpan: chunkSpan, tile: tile)
             stats.add(tiled.stats)
             var failure: String?
+            // Major by major, how the chunks are cut changes nothing: a chunk is passed whole
+            // only when no mismatch lies in it, so even the first mismatch found is the same.
+            var (uncutArena, uncutMajors) = (arena, majors)
+            let uncut = uncutArena.meet(&uncutMajors, chunkLength: chunkLength,
+                                        chunkSpan: .max, tile: 0)
+            if chunkSpan != .max {
+                spanCut += 1
+                if "\(String(describing: uncut.mismatch))" != "\(String(describing: row.mismatch))"
+                    || uncutArena.indices != rowArena.indices || uncutArena.sizes != rowArena.sizes
+                    || uncutArena.flags != rowArena.flags
+                    || uncutMajors.map({ [$0.index, $0.size, $0.alive ? 1 : 0] })
+                        != rowMajors.map({ [$0.index, $0.size, $0.alive ? 1 : 0] })
+                {
+                    failure = "chunks cut by their span give another result"
+                }
+            }
             switch (row.mismatch, tiled.mismatch) {
             case (nil, nil):
                 compared += 1
@@ -163,12 +187,13 @@ struct ListCellTilesTests {
                 mismatches += 1
                 if "\(rowMismatch)" != "\(tileMismatch)" { otherMismatch += 1 }
             default:
-                failure = "mismatch \(String(describing: row.mismatch)) major by major, "
+                failure = failure ?? "mismatch \(String(describing: row.mismatch)) major by major, "
                     + "\(String(describing: tiled.mismatch)) in tiles"
             }
             if let failure {
                 failures += 1
-                Issue.record("seed \(seed) (chunks of \(chunkLength), tiles of \(tile)): \(failure)")
+                let cut = "chunks of \(chunkLength) within \(chunkSpan), tiles of \(tile)"
+                Issue.record("seed \(seed) (\(cut)): \(failure)")
                 if failures >= 3 { break }
             }
         }
@@ -176,6 +201,7 @@ struct ListCellTilesTests {
         #expect(compared > 1500 && mismatches > 100, "compared \(compared), mismatches \(mismatches)")
         // Some mismatches come out otherwise in tiles: why the caller starts again.
         #expect(otherMismatch > 0)
+        #expect(spanCut > 1000, "chunks cut by their span in \(spanCut) seeds")
         #expect(stats.tilesAbove > 1000 && stats.tilesAtTie > 100 && stats.tilesBelow > 1000
                 && stats.walked > 1000, "\(stats)")
         print("tiles: compared \(compared), mismatches \(mismatches) (\(otherMismatch) another "
