@@ -341,8 +341,9 @@ struct ListBlockSettings: Sendable {
     var averageLengthMin = 4
     /// Passing local runs over all of a group's blocks at once (`Transform+ListRegions.swift`).
     var regions = ListRegionSettings()
-    /// Copies per chunk when a run's majors meet a block one by one (`ListCells`).
-    var cellChunkLength = 8
+    /// Copies per chunk, and majors per tile, when a run's majors meet a block one by one
+    /// (`ListCells`).
+    var cellChunkLength = 16
     /// A chunk of those copies ends before one that would widen its straddle zone beyond
     /// this many positions.
     var cellChunkSpan: Int64 = 4

@@ -11,7 +11,7 @@
 //!
 //! So the block's alive minors are copied once into `ListCell`s (index, prior size, rank,
 //! kind: a few contiguous bytes each), cut into chunks of a few copies
-//! (`ListBlockSettings.cellChunkLength`, 8) whose summaries (`ListRunSummary` over the
+//! (`ListBlockSettings.cellChunkLength`, 16) whose summaries (`ListRunSummary` over the
 //! chunk's copies, and the smallest rank among its inserts) are kept up to date, and each
 //! major meets the chunks in order (a chunk is a block of the block: where other runs have
 //! typed inside the block since it was cut, its minors spread over many positions, and a
@@ -21,8 +21,9 @@
 //! the text below and then types where other clients' text has since come between, so its
 //! copies lie in two clusters thousands of positions apart, and a major typing in that
 //! text lies inside a chunk holding both but passes each cluster whole (in the text-like
-//! benchmark at 10^6 this took the majors' walks of a chunk from 802,000 to 12,000 at
-//! K = 10, and from 4.3 million to 158,000 at K = 100). For each chunk, the major:
+//! benchmark at 10^6, with chunks of eight, this took the majors' walks of a chunk from
+//! 802,000 to 12,000 at K = 10, and from 4.3 million to 158,000 at K = 100). For each
+//! chunk, the major:
 //!
 //! - **passes** the chunk in O(1) when the summary shows the outcome, by the rules of
 //!   `Transform+ListBlocks.swift` (wholly above: min iₖ > x; wholly below:
@@ -43,8 +44,8 @@
 //!
 //! **Tiles.** The majors go in tiles of the same length (`meetTiles`): a tile meets the
 //! chunks in order, and passes a chunk whole, for all its majors at once, when the two
-//! summaries show that `pass` would pass it for each major in turn (`ListTileSide`): an
-//! 8 × 8 tile then costs one check where major by major it cost eight. Otherwise each major
+//! summaries show that `pass` would pass it for each major in turn (`ListTileSide`): a
+//! 16 × 16 tile then costs one check where major by major it cost sixteen. Otherwise each major
 //! of the tile meets the chunk as above. Tile by tile is also a valid order of the grid's
 //! cells, so the results are the same, bit for bit (`ListCellTilesTests`), save which
 //! prior-size mismatch is found first when there are several: the caller then meets the
