@@ -154,14 +154,15 @@ struct ListCellTilesTests {
             var failure: String?
             // Major by major, how the chunks are cut changes nothing: a chunk is passed whole
             // only when no mismatch lies in it, so even the first mismatch found is the same.
-            var (uncutArena, uncutMajors) = (arena, majors)
-            let uncut = uncutArena.meet(&uncutMajors, chunkLength: chunkLength,
-                                        chunkSpan: .max, tile: 0)
             if chunkSpan != .max {
                 spanCut += 1
+                var (uncutArena, uncutMajors) = (arena, majors)
+                let uncut = uncutArena.meet(&uncutMajors, chunkLength: chunkLength,
+                                            chunkSpan: .max, tile: 0)
                 if "\(String(describing: uncut.mismatch))" != "\(String(describing: row.mismatch))"
                     || uncutArena.indices != rowArena.indices || uncutArena.sizes != rowArena.sizes
                     || uncutArena.flags != rowArena.flags
+                    || uncutArena.packed.map(\.flags) != rowArena.packed.map(\.flags)
                     || uncutMajors.map({ [$0.index, $0.size, $0.alive ? 1 : 0] })
                         != rowMajors.map({ [$0.index, $0.size, $0.alive ? 1 : 0] })
                 {
