@@ -96,13 +96,11 @@ extension Transformer {
                     guard let base = locals[matched].scanColumn?.base,
                         base == columns[matched].base
                     else { break }
-                    let first = UnsafeBufferPointer(start: base, count: 1)
-                    let chosen = withUnsafeMutablePointer(to: &selection) {
-                        nodes.selectRelevant(first, touched: filter, keyMasks: keyMasks,
-                                             into: $0)
+                    let node = withUnsafeMutablePointer(to: &selection) {
+                        uniformNode(columns[matched].entries, filter: filter,
+                                    keyMasks: keyMasks, into: $0)
                     }
-                    let node = chosen == 0 ? -1 : Int32(truncatingIfNeeded: selection >> 32)
-                    guard chosen != nil, node == historyPrefix.nodes[matched] else { break }
+                    guard node == historyPrefix.nodes[matched] else { break }
                     matched += 1
                 }
                 return matched

@@ -206,11 +206,9 @@ extension Transformer {
         filter: TouchedFields?, keyMasks: UnsafeBufferPointer<UInt64>?,
         selected: UnsafeMutablePointer<UInt64>, listRuns: ColumnListRuns
     ) throws(MergeError) -> Int32? {
-        let first = UnsafeBufferPointer(rebasing: entries[0..<1])
-        let chosen = nodes.selectRelevant(first, touched: filter, keyMasks: keyMasks,
-                                          into: selected)
-        precondition(chosen != nil, "a uniform column has no general entry")
-        let node = Int32(truncatingIfNeeded: selected[0] >> 32)
+        guard let node = uniformNode(entries, filter: filter, keyMasks: keyMasks,
+                                     into: selected)
+        else { preconditionFailure("a uniform column has no general entry") }
         assert({
             // Debug builds: entry by entry, into scratch, gives the same choice.
             let check = UnsafeMutablePointer<UInt64>.allocate(capacity: entries.count)
@@ -218,12 +216,12 @@ extension Transformer {
             guard let general = nodes.selectRelevant(entries, touched: filter,
                                                      keyMasks: keyMasks, into: check)
             else { return false }
-            if chosen == 0 { return general == 0 }
+            if node < 0 { return general == 0 }
             return general == entries.count && (0..<general).allSatisfy {
                 check[$0] == UInt64(UInt32(bitPattern: node)) << 32 | UInt64($0)
             }
         }(), "a uniform column selected otherwise than entry by entry")
-        if chosen == 0 { return -1 }
+        if node < 0 { return -1 }
         let start = arena.count
         if arena.appendUniform(entries, node: node, changeset: changesetIndex) {
             try arena.fillListIndices(from: changesets.local[changesetIndex].instructions,
@@ -232,6 +230,22 @@ extension Transformer {
         }
         listHistoryRuns(listRuns, entries: entries, node: node, start: start)
         return node
+    }
+
+    /// The node every entry of the uniform column `entries` is selected on, from its first
+    /// entry (`selectRelevant`, with `selected` as its scratch): -1 when none is selected,
+    /// nil when that entry is general. `scanUniform` and `matchHistoryPrefix` classify
+    /// through it alike.
+    @inline(__always)
+    func uniformNode(
+        _ entries: UnsafeBufferPointer<ScanEntry>, filter: TouchedFields?,
+        keyMasks: UnsafeBufferPointer<UInt64>?, into selected: UnsafeMutablePointer<UInt64>
+    ) -> Int32? {
+        let first = UnsafeBufferPointer(rebasing: entries[0..<1])
+        guard let chosen = nodes.selectRelevant(first, touched: filter, keyMasks: keyMasks,
+                                                into: selected)
+        else { return nil }
+        return chosen == 0 ? -1 : Int32(truncatingIfNeeded: selected[0] >> 32)
     }
 
     /// The scan column of local changeset `index`, if it has one, with its

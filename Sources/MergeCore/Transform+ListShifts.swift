@@ -107,10 +107,9 @@ extension Transformer {
     /// Whether `slots` (of one changeset) are alive, unedited ArrayInserts and ArrayErases at
     /// ascending positions: what `cutListShifts` relies on.
     private func plainListSlots(_ slots: Range<Int>) -> Bool {
-        slots.allSatisfy { slot in
+        arena.slotsPristine(slots) && slots.allSatisfy { slot in
             let kind = arena.kind[slot]
-            return arena.flags[slot] & TransformArena.untouchedMask == TransformArena.alive
-                && (kind == Kind.arrayInsert || kind == Kind.arrayErase)
+            return (kind == Kind.arrayInsert || kind == Kind.arrayErase)
                 && (slot == slots.lowerBound || arena.position[slot] > arena.position[slot - 1])
         }
     }
