@@ -123,6 +123,7 @@ extension Transformer {
                 changesetFirstSlot[index] = start
                 if historyPrefix.slotEnds[index] > start {
                     arena.restoreUniform(columns[index].entries, at: start)
+                    changesetSlotsWhole[index] = true  // as `scanUniform` appended them
                 }
             }
         }

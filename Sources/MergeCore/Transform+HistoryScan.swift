@@ -223,6 +223,7 @@ extension Transformer {
         }(), "a uniform column selected otherwise than entry by entry")
         if node < 0 { return -1 }
         let start = arena.count
+        changesetSlotsWhole[changesetIndex] = true  // every entry, at positions 0 ..< count
         if arena.appendUniform(entries, node: node, changeset: changesetIndex) {
             try arena.fillListIndices(from: changesets.local[changesetIndex].instructions,
                                       slots: start..<arena.count)

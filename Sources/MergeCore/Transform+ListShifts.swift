@@ -64,35 +64,60 @@ extension Transformer {
     /// A pending run's slots are alive ArrayInserts and ArrayErases that nothing has edited
     /// (`Transformer.majorRun` cut them so, and the walk does not come back to a slot it has
     /// passed), and the scan gives a changeset's slots ascending positions, so a piece is
-    /// checked at its ends; debug builds check every slot.
+    /// checked at its ends; debug builds check every slot. In a changeset whose slots hold all
+    /// its instructions (`changesetSlotsWhole`) a piece's positions follow from its slots,
+    /// and the changeset of a slot is found from `changesetFirstSlot` (forward from the last
+    /// one, as the pending shifts come in slot order): nothing is read from the slots, which
+    /// the walk last touched long before (at text-like K = 100 the two position reads and
+    /// the changeset read were a cache miss each, most of this pass's time).
     /// - Complexity: O(pieces), plus the slots of the pending shifts written to their slots.
     mutating func cutListShifts() {
         listShiftPieces.removeAll(keepingCapacity: true)
         if pendingListShifts.isEmpty { return }
         let localCount = arena.localCount
+        let changesetCount = localChangesetCount
+        var changesetIndex = 0
         for pending in pendingListShifts {
             let piecesBefore = listShiftPieces.count
             var fits = true
             var slot = Int(pending.first)
             let end = Int(pending.end)
             precondition(slot < end && end <= localCount, "a pending shift beyond the local slots")
+            changesetIndex = localChangeset(holding: slot, from: changesetIndex,
+                                            count: changesetCount)
             while slot < end {
-                let changesetIndex = Int(arena.changeset[slot])
-                let changesetEnd = changesetIndex + 1 == localChangesetCount
+                let changesetStart = changesetFirstSlot[changesetIndex]
+                let changesetEnd = changesetIndex + 1 == changesetCount
                     ? localCount : changesetFirstSlot[changesetIndex + 1]
+                assert(changesetStart <= slot && slot < changesetEnd
+                       && Int(arena.changeset[slot]) == changesetIndex,
+                       "a slot outside the changeset found for it")
                 let pieceEnd = min(end, changesetEnd)
-                let first = arena.position[slot]
                 assert(plainListSlots(slot..<pieceEnd), "a pending shift over an edited slot")
-                if arena.position[pieceEnd - 1] &- first
-                    != UInt32(truncatingIfNeeded: pieceEnd - 1 - slot)
-                {
-                    fits = false
-                    break
+                let first: UInt32
+                if changesetSlotsWhole[changesetIndex] {
+                    first = UInt32(truncatingIfNeeded: slot - changesetStart)
+                    assert(arena.position[slot] == first
+                           && arena.position[pieceEnd - 1] &- first
+                               == UInt32(truncatingIfNeeded: pieceEnd - 1 - slot),
+                           "a whole changeset's slot off its position")
+                } else {
+                    first = arena.position[slot]
+                    if arena.position[pieceEnd - 1] &- first
+                        != UInt32(truncatingIfNeeded: pieceEnd - 1 - slot)
+                    {
+                        fits = false
+                        break
+                    }
                 }
                 listShiftPieces.append(ListShiftPiece(
                     start: Int32(slot), end: Int32(pieceEnd), position: first,
                     index: pending.index, size: pending.size))
                 slot = pieceEnd
+                if slot < end {
+                    changesetIndex = localChangeset(holding: slot, from: changesetIndex,
+                                                    count: changesetCount)
+                }
             }
             if fits { continue }
             listShiftsSettled += 1
@@ -102,6 +127,28 @@ extension Transformer {
         }
         pendingListShifts.removeAll(keepingCapacity: true)
         listShiftRangesReported += listShiftPieces.count
+    }
+
+    /// The local changeset whose slots hold local slot `slot`, of the first `count`: forward
+    /// from changeset `hint` when it starts at or before `slot` (the next pending shift lies
+    /// above the last, and a changeset holds dozens of slots), else a binary search of
+    /// `changesetFirstSlot`. Changesets without slots are passed over.
+    @inline(__always)
+    private func localChangeset(holding slot: Int, from hint: Int, count: Int) -> Int {
+        changesetFirstSlot.withUnsafeBufferPointer { firstSlot in
+            var index = hint
+            if firstSlot[index] > slot {
+                // The last changeset starting at or before `slot` (the first starts at 0).
+                var (low, high) = (0, index)
+                while high - low > 1 {
+                    let middle = (low + high) / 2
+                    if firstSlot[middle] <= slot { low = middle } else { high = middle }
+                }
+                index = low
+            }
+            while index + 1 < count && firstSlot[index + 1] <= slot { index += 1 }
+            return index
+        }
     }
 
     /// Whether `slots` (of one changeset) are alive, unedited ArrayInserts and ArrayErases at

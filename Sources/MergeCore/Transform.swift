@@ -275,6 +275,12 @@ public struct Transformer: Sendable {
     static let fillsOneByOne: UInt8 = 2
     /// The first arena slot of each changeset's instructions.
     var changesetFirstSlot: ContiguousArray<Int> = []
+    /// Whether each local changeset's slots hold all its instructions, in order: the slot
+    /// `changesetFirstSlot + p` at position `p` (a uniform column appended whole, or kept
+    /// with the history prefix). False where the scan may have left some out, and for
+    /// incoming changesets. Lets `cutListShifts` place a piece without reading the slots'
+    /// positions.
+    var changesetSlotsWhole: ContiguousArray<Bool> = []
     var changesetModified: ContiguousArray<Bool> = []
     /// The discriminant rank of each changeset (see `rankChangesets`), and its scratch order.
     var changesetRank: ContiguousArray<UInt32> = []
@@ -687,6 +693,7 @@ public struct Transformer: Sendable {
         discriminantTime.removeAll(keepingCapacity: true)
         discriminantIdent.removeAll(keepingCapacity: true)
         changesetFirstSlot.removeAll(keepingCapacity: true)
+        changesetSlotsWhole.removeAll(keepingCapacity: true)
         historyListRunCursor = 0
         for side in [changesets.local, changesets.incoming] {
             for index in side.indices {
@@ -699,6 +706,7 @@ public struct Transformer: Sendable {
                 changesetFirstSlot.append(0)
             }
         }
+        changesetSlotsWhole.append(contentsOf: repeatElement(false, count: changesetFirstSlot.count))
         // Incoming first: nodes, unions, and whether a column is erased.
         nodes.reset(capacity: incomingCount)
         incomingNodes.removeAll(keepingCapacity: true)
