@@ -706,7 +706,8 @@ public struct Transformer: Sendable {
                 changesetFirstSlot.append(0)
             }
         }
-        changesetSlotsWhole.append(contentsOf: repeatElement(false, count: changesetFirstSlot.count))
+        changesetSlotsWhole.append(
+            contentsOf: repeatElement(false, count: changesetFirstSlot.count))
         // Incoming first: nodes, unions, and whether a column is erased.
         nodes.reset(capacity: incomingCount)
         incomingNodes.removeAll(keepingCapacity: true)
