@@ -14,11 +14,12 @@
 //! A history changeset whose scan column is uniform (every entry on one object and field)
 //! and whose list entries are ArrayInserts and ArrayErases caching their indices (a typed
 //! document's changeset) enters the arena whole or not at all, straight from its column, on
-//! the one node its first entry classifies to (`Transformer.scanUniform`). So its slots depend on nothing
-//! but the column, that node and where they start. `HistoryPrefix` records, for the history's
-//! first changesets while they are all such columns, the column (held, so that its address
-//! names it alone: a column's entries never change and its memory is not reused while it is
-//! held), the node, and where its slots and listed runs (`historyListRuns`) end.
+//! the one node its first entry classifies to (`Transformer.scanUniform`). So its slots
+//! depend on nothing but the column, that node and where they start. `HistoryPrefix`
+//! records, for the history's first changesets while they are all such columns, the column
+//! (held, so that its address names it alone: a column's entries never change and its
+//! memory is not reused while it is held), the node, and where its slots and listed runs
+//! (`historyListRuns`) end.
 //!
 //! The next merge keeps the arena's slots and listed runs of the longest recorded prefix
 //! whose changesets are the same columns, in the same places, classified to the same nodes;
