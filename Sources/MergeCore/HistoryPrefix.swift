@@ -41,6 +41,10 @@ struct HistoryPrefix: Sendable {
     private(set) var columns: ContiguousArray<ScanColumn> = []
     /// The node its slots are on, or -1 when the scan kept none of them.
     private(set) var nodes: ContiguousArray<Int32> = []
+    /// What its node was chosen from: its column's first entry's object, field and whether it
+    /// is general (`Transformer.uniformNode`). A copy here, in order: the next merge's match
+    /// reads these instead of each column's first cache line.
+    private(set) var heads: ContiguousArray<Head> = []
     /// The arena slot after its last one.
     private(set) var slotEnds: ContiguousArray<Int> = []
     /// `Transformer.historyListRuns.count` after its runs.
@@ -51,6 +55,19 @@ struct HistoryPrefix: Sendable {
     var listRunsEnabled = false
 
     var count: Int { columns.count }
+
+    /// The parts of a column's first entry that `Transformer.uniformNode` reads.
+    struct Head: Equatable, Sendable, BitwiseCopyable {
+        var key: UInt64
+        var table: UInt32
+        var field: UInt32
+        var isGeneral: Bool
+
+        init(_ entry: ScanEntry) {
+            (key, table, field, isGeneral) = (entry.key, entry.table, entry.field,
+                                              entry.isGeneral)
+        }
+    }
 
     /// The first arena slot of recorded changeset `index`.
     func slotStart(_ index: Int) -> Int { index == 0 ? 0 : slotEnds[index - 1] }
@@ -65,13 +82,16 @@ struct HistoryPrefix: Sendable {
         let dropped = columns.count - count
         columns.removeLast(dropped)
         nodes.removeLast(dropped)
+        heads.removeLast(dropped)
         slotEnds.removeLast(dropped)
         listRunEnds.removeLast(dropped)
     }
 
     mutating func append(_ column: ScanColumn, node: Int32, slotEnd: Int, listRunEnd: Int) {
+        precondition(column.count > 0, "an empty column in the history prefix")
         columns.append(column)
         nodes.append(node)
+        heads.append(Head(column.base[0]))
         slotEnds.append(slotEnd)
         listRunEnds.append(listRunEnd)
     }
@@ -90,6 +110,9 @@ extension Transformer {
         else { return 0 }
         let limit = Swift.min(historyPrefix.count, localChangesetCount)
         var selection: UInt64 = 0
+        // The node of the last head classified: the next changesets with the same head (a
+        // typed document's, all on one list) take it without reading their columns.
+        var last: (head: HistoryPrefix.Head, node: Int32?)? = nil
         return changesets.local.withUnsafeBufferPointer { locals in
             historyPrefix.columns.withUnsafeBufferPointer { columns in
                 var matched = 0
@@ -97,9 +120,16 @@ extension Transformer {
                     guard let base = locals[matched].scanColumn?.base,
                         base == columns[matched].base
                     else { break }
-                    let node = withUnsafeMutablePointer(to: &selection) {
-                        uniformNode(columns[matched].entries, filter: filter,
-                                    keyMasks: keyMasks, into: $0)
+                    let head = historyPrefix.heads[matched]
+                    let node: Int32?
+                    if let last, last.head == head {
+                        node = last.node
+                    } else {
+                        node = withUnsafeMutablePointer(to: &selection) {
+                            uniformNode(columns[matched].entries, filter: filter,
+                                        keyMasks: keyMasks, into: $0)
+                        }
+                        last = (head, node)
                     }
                     guard node == historyPrefix.nodes[matched] else { break }
                     matched += 1

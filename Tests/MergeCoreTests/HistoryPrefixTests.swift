@@ -116,13 +116,38 @@ struct HistoryPrefixTests {
     /// is cut back to it.
     @Test("a prefix given up where an upload classifies a changeset otherwise")
     func prefixGivenUp() throws {
-        let base = try typingBase()
+        let (keptAfter, sizes) = try typeDocuments([0, 0, 0, 1, 0, 0], base: try typingBase())
+        // Merge 2 keeps client 0's slots (merge 1 recorded them; merge 0 had no history).
+        // Client 3, on the other document, skips the changesets merge 2 kept (its upload
+        // does not touch document 0), so it keeps none; nor does client 4, back on document
+        // 0, which classifies alike none of what merge 3 recorded (all skipped). Client 5
+        // keeps clients 0-2's slots and client 3's changeset, skipped in both merges.
+        #expect(keptAfter == [0, 0, sizes[0], 0, 0, sizes[0] + sizes[1] + sizes[2]],
+                "kept per merge: \(keptAfter), history \(sizes)")
+    }
+
+    /// The match classifies a recorded changeset again when its first entry differs from the
+    /// last one classified (`HistoryPrefix.heads`). Merge 2 records clients 0 and 1, on two
+    /// other documents, both skipped; merge 3 types on client 1's document, so its changeset
+    /// no longer classifies as skipped, though client 0's before it still does.
+    @Test("a recorded changeset classified again where its document differs from the last")
+    func headsDiffer() throws {
+        let (keptAfter, _) = try typeDocuments([0, 1, 2, 1], base: try typingBase(documents: 3))
+        #expect(keptAfter == [0, 0, 0, 0], "kept per merge: \(keptAfter)")
+    }
+
+    /// Clients that each type 40 edits on the document `objects[client]`, integrated in turn
+    /// by a transformer that keeps history slots and by one that does not, which must agree.
+    /// - Returns: the slots kept per merge and the history's changeset sizes.
+    private func typeDocuments(
+        _ objects: [Int], base: Replica
+    ) throws -> (keptAfter: [Int], sizes: [Int]) {
         let random = RandomStream(seed: 7, id: StreamID(domain: 0x4850_4755))
         var (fresh, keeping) = keepingAndFreshTransformers()
         var history = ContiguousArray<Changeset>()
         var keptBefore = 0
         var keptAfter: [Int] = []
-        for (client, object) in [0, 0, 0, 1, 0, 0].enumerated() {
+        for (client, object) in objects.enumerated() {
             var typist = Typist(object: Int64(object), cursor: 0, otherEditsPercent: 0,
                                 switchesObjects: false)
             var scratch = base
@@ -150,13 +175,6 @@ struct HistoryPrefixTests {
             keptBefore = keeping.historyPrefixSlotsKept
             history.append(contentsOf: actual)
         }
-        // Merge 2 keeps client 0's slots (merge 1 recorded them; merge 0 had no history).
-        // Client 3, on the other document, skips the changesets merge 2 kept (its upload
-        // does not touch document 0), so it keeps none; nor does client 4, back on document
-        // 0, which classifies alike none of what merge 3 recorded (all skipped). Client 5
-        // keeps clients 0-2's slots and client 3's changeset, skipped in both merges.
-        let sizes = history.map(\.instructions.count)
-        #expect(keptAfter == [0, 0, sizes[0], 0, 0, sizes[0] + sizes[1] + sizes[2]],
-                "kept per merge: \(keptAfter), history \(sizes)")
+        return (keptAfter, history.map(\.instructions.count))
     }
 }

@@ -61,14 +61,15 @@ struct Typist {
     }
 }
 
-/// The test schema with objects 0 and 1, each with a list of `initialListLength` elements;
+/// The test schema with objects 0 ..< `documents` (0 and 1 by default), each with a list of
+/// `initialListLength` elements;
 /// optionally without column `nullableInt`, so that a side can add it back without erasing it
 /// in the window (a local schema instruction meets every incoming one, after the list loop
 /// has run on the group).
-func typingBase(withoutNullableInt: Bool = false) throws -> Replica {
-    var base = try schemaAndObjects(EditMix(keySpace: 2))
+func typingBase(withoutNullableInt: Bool = false, documents: Int64 = 2) throws -> Replica {
+    var base = try schemaAndObjects(EditMix(keySpace: documents))
     var instructions = ContiguousArray<Instruction>()
-    for key in 0..<2 as Range<Int64> {
+    for key in 0..<documents {
         for index in 0..<ListBlockLimits.initialListLength {
             instructions.append(.arrayInsert(
                 object: TestSchema.object(key), field: TestSchema.list, index: UInt32(index),
