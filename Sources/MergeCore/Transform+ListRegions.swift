@@ -518,11 +518,11 @@ struct ListRegions: Sendable {
                             continue
                         }
                     }
-                    for offset in offset..<min(chunkEnd, regions.count) {
-                        let region = regions[offset]
-                        let blockDelta = Int64(deltas[offset])
+                    for block in offset..<min(chunkEnd, regions.count) {
+                        let region = regions[block]
+                        let blockDelta = Int64(deltas[block])
                         if region >= lower && region <= upper {
-                            offsets[found] = Int32(truncatingIfNeeded: offset)
+                            offsets[found] = Int32(truncatingIfNeeded: block)
                             steps[found] = ListTouchedStep(below: below, untouched: untouched)
                             found += 1
                         } else {
