@@ -257,6 +257,67 @@ struct ListMajorRun: Sendable {
     }
 }
 
+/// A run of list slots as `TransformArena.listRunEnd` grows it, one slot at a time: the zone
+/// in locals, the list the first slot's, so that `ListRunSummary.add`'s node and field checks
+/// are the loop's own and only the prior-size chain is left to track. `listRunEnd` takes
+/// consecutive slots; `cutColumnListRuns` the alive ones of a changeset.
+struct ListRunCut {
+    let node: Int32
+    let field: UInt32
+    let firstSize: Int64
+    let span: Int64
+    var minIndex: UInt32
+    var maxBelow: Int64
+    var netDelta: Int64
+    var chains = true
+    var count: Int32 = 1
+
+    /// A run of `slot` alone; nil unless it is an ArrayInsert or ArrayErase.
+    @inline(__always)
+    init?(_ slot: Int, of columns: TransformArena.Columns, spanMax: UInt32) {
+        let kind = columns.kind[slot]
+        guard kind == Kind.arrayInsert || kind == Kind.arrayErase else { return nil }
+        (node, field) = (columns.node[slot], columns.field[slot])
+        (firstSize, span) = (Int64(columns.priorSize[slot]), Int64(spanMax))
+        minIndex = columns.index[slot]
+        maxBelow = Int64(minIndex)
+        netDelta = kind == Kind.arrayInsert ? 1 : -1
+    }
+
+    /// Adds `slot` (alive) if it is an ArrayInsert or ArrayErase on the run's list that keeps
+    /// the zone within the span; false, with nothing changed, if not.
+    @inline(__always)
+    mutating func take(_ slot: Int, of columns: TransformArena.Columns) -> Bool {
+        let kind = columns.kind[slot]
+        guard kind == Kind.arrayInsert || kind == Kind.arrayErase,
+            columns.node[slot] == node, columns.field[slot] == field
+        else { return false }
+        let index = columns.index[slot]
+        let below = max(maxBelow, Int64(index) - netDelta)
+        let low = min(minIndex, index)
+        if below - Int64(low) > span { return false }
+        chains = chains && Int64(columns.priorSize[slot]) == firstSize + netDelta
+        minIndex = low
+        maxBelow = below
+        netDelta += kind == Kind.arrayInsert ? 1 : -1
+        count += 1
+        return true
+    }
+
+    var zone: ListRunSummary {
+        var zone = ListRunSummary()
+        zone.count = count
+        zone.node = node
+        zone.field = field
+        zone.minIndex = minIndex
+        zone.firstSize = UInt32(firstSize)
+        zone.maxBelow = maxBelow
+        zone.netDelta = netDelta
+        zone.chains = chains
+        return zone
+    }
+}
+
 /// A run's state while `ListMajorRun.passUniform` and `passTouched` pass blocks, in registers:
 /// the summary's list, net delta, min index, max below and first prior size as the run
 /// started, and what moved it since, as sums: the steps' (`passTouched`: the untouched
@@ -742,54 +803,20 @@ extension TransformArena {
         -> (end: Int, zone: ListRunSummary)
     {
         if first >= end { return (first, ListRunSummary()) }
-        // One pass with the zone in locals: the list is `first`'s, so `ListRunSummary.add`'s
-        // node and field checks are the loop's own, and only the prior-size chain is left to
-        // track. At K = 100 a server cuts its whole window into runs on every upload
-        // (text-like: about 50 instructions per slot, 55 through `zoneWidth` and `add`).
+        // At K = 100 a server cuts its whole window into runs on every upload (text-like:
+        // about 50 instructions per slot, 55 through `zoneWidth` and `add`).
         return withColumns { columns in
             precondition(end <= columns.count, "slots beyond the arena")
-            let (flags, kinds, nodes, fields) = (columns.flags, columns.kind, columns.node,
-                                                 columns.field)
-            let (indices, sizes) = (columns.index, columns.priorSize)
-            let firstKind = kinds[first]
-            guard flags[first] & Self.alive != 0,
-                firstKind == Kind.arrayInsert || firstKind == Kind.arrayErase
+            guard columns.flags[first] & Self.alive != 0,
+                var cut = ListRunCut(first, of: columns, spanMax: spanMax)
             else { return (first, ListRunSummary()) }
-            let node = nodes[first]
-            let field = fields[first]
-            let firstSize = Int64(sizes[first])
-            let span = Int64(spanMax)
-            var minIndex = indices[first]
-            var maxBelow = Int64(minIndex)
-            var netDelta: Int64 = firstKind == Kind.arrayInsert ? 1 : -1
-            var chains = true
             var slot = first + 1
-            while slot < end {
-                let kind = kinds[slot]
-                guard flags[slot] & Self.alive != 0,
-                    kind == Kind.arrayInsert || kind == Kind.arrayErase,
-                    nodes[slot] == node, fields[slot] == field
-                else { break }
-                let index = indices[slot]
-                let below = max(maxBelow, Int64(index) - netDelta)
-                let low = min(minIndex, index)
-                if below - Int64(low) > span { break }
-                chains = chains && Int64(sizes[slot]) == firstSize + netDelta
-                minIndex = low
-                maxBelow = below
-                netDelta += kind == Kind.arrayInsert ? 1 : -1
+            while slot < end && columns.flags[slot] & Self.alive != 0
+                && cut.take(slot, of: columns)
+            {
                 slot += 1
             }
-            var zone = ListRunSummary()
-            zone.count = Int32(slot - first)
-            zone.node = node
-            zone.field = field
-            zone.minIndex = minIndex
-            zone.firstSize = UInt32(firstSize)
-            zone.maxBelow = maxBelow
-            zone.netDelta = netDelta
-            zone.chains = chains
-            return (slot, zone)
+            return (slot, cut.zone)
         }
     }
 

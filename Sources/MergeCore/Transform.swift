@@ -1082,12 +1082,14 @@ public struct Transformer: Sendable {
             let firstSlot = changesetFirstSlot[index]
             let endSlot = index + 1 < changesets.count ? changesetFirstSlot[index + 1] : arena.count
             let count = changesets.instructions(index).count
-            // Its list runs, when every slot is still alive (the column is then the slots').
+            // Its list runs, cut over the slots still alive (the column's entries).
             let limits = listBlockSettings.runLimits
-            let cut = listBlockSettings.enabled && limits != nil && endSlot - firstSlot == count
+            let cut = listBlockSettings.enabled && limits != nil
                 && arena.cutColumnListRuns(firstSlot..<endSlot, settings: listBlockSettings,
                                            into: &columnRunScratch)
             if !cut { columnRunScratch.removeAll(keepingCapacity: true) }
+            assert(columnRunScratch.isEmpty || Int(columnRunScratch.last!.end) == count,
+                   "the column's list runs do not cover its entries")
             var written = 0
             let runs = columnRunScratch
             let column = runs.withUnsafeBufferPointer { runs in
