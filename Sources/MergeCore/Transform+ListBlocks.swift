@@ -257,6 +257,14 @@ struct ListMajorRun: Sendable {
     }
 }
 
+/// A list slot's index, prior size and flags, as a touching run's walk found them
+/// (`TransformArena.saveListSlots`).
+struct ListSlotValues: Sendable, BitwiseCopyable {
+    var index: UInt32
+    var size: UInt32
+    var flags: UInt8
+}
+
 /// A run of list slots as `TransformArena.listRunEnd` grows it, one slot at a time: the zone
 /// in locals, the list the first slot's, so that `ListRunSummary.add`'s node and field checks
 /// are the loop's own and only the prior-size chain is left to track. `listRunEnd` takes
@@ -868,6 +876,66 @@ extension TransformArena {
         }
         run.indexOffset = 0
         run.sizeOffset = 0
+    }
+
+    /// Copies the index, prior size and flags of `slots` into `saved` (replacing it).
+    func saveListSlots(_ slots: Range<Int>, into saved: inout ContiguousArray<ListSlotValues>) {
+        precondition(slots.upperBound <= min(flags.count, index.count, priorSize.count),
+                     "slots beyond the arena")
+        saved.removeAll(keepingCapacity: true)
+        for slot in slots {
+            saved.append(ListSlotValues(index: index[slot], size: priorSize[slot],
+                                        flags: flags[slot]))
+        }
+    }
+
+    /// If every slot of `slots` was as its changeset holds it in `saved`
+    /// (`saveListSlots`), is still alive, and moved by one shift (the same amounts for every
+    /// index and every prior size, no flag changed but `dirty`), puts the saved values back
+    /// and returns the shift, which the caller then owes the slots; else nil, with nothing
+    /// changed.
+    mutating func unwriteUniformShift(_ slots: Range<Int>,
+                                      saved: ContiguousArray<ListSlotValues>)
+        -> (index: Int32, size: Int32)?
+    {
+        precondition(saved.count == slots.count, "saved values of other slots")
+        if slots.isEmpty { return nil }
+        let first = slots.lowerBound
+        let indexShift = index[first] &- saved[0].index
+        let sizeShift = priorSize[first] &- saved[0].size
+        let uniform = saved.withUnsafeBufferPointer { saved in
+            flags.withUnsafeBufferPointer { flags in
+                index.withUnsafeBufferPointer { indices in
+                    priorSize.withUnsafeBufferPointer { sizes in
+                        var differs: UInt32 = 0
+                        for (offset, slot) in slots.enumerated() {
+                            let was = saved[offset]
+                            differs |= UInt32((was.flags & Self.untouchedMask) ^ Self.alive)
+                            differs |= UInt32((flags[slot] | Self.dirty)
+                                              ^ (was.flags | Self.dirty))
+                            differs |= (indices[slot] &- was.index) ^ indexShift
+                            differs |= (sizes[slot] &- was.size) ^ sizeShift
+                        }
+                        return differs == 0
+                    }
+                }
+            }
+        }
+        if !uniform { return nil }
+        saved.withUnsafeBufferPointer { saved in
+            flags.withUnsafeMutableBufferPointer { flags in
+                index.withUnsafeMutableBufferPointer { indices in
+                    priorSize.withUnsafeMutableBufferPointer { sizes in
+                        for (offset, slot) in slots.enumerated() {
+                            (indices[slot], sizes[slot]) = (saved[offset].index,
+                                                            saved[offset].size)
+                            flags[slot] = saved[offset].flags
+                        }
+                    }
+                }
+            }
+        }
+        return (Int32(bitPattern: indexShift), Int32(bitPattern: sizeShift))
     }
 
     /// Passes `run` over the blocks from `blocks.lowerBound` on, while the summaries prove

@@ -376,6 +376,8 @@ public struct Transformer: Sendable {
     /// owes (`recordLocalEdits` reports them as `ListShift` ranges); consecutive runs with
     /// the same shifts are one entry.
     var pendingListShifts: ContiguousArray<PendingListShift> = []
+    /// `walkTouchedRegions`' scratch: the run's slots as the walk found them.
+    var touchingRunSlots: ContiguousArray<ListSlotValues> = []
     /// `recordLocalEdits`' scratch: the pending shifts cut at changeset boundaries.
     var listShiftPieces: ContiguousArray<ListShiftPiece> = []
     /// Statistics for tests (never reset): ranges reported, and pending shifts written to
