@@ -878,19 +878,28 @@ extension TransformArena {
         run.sizeOffset = 0
     }
 
-    /// Copies the index, prior size and flags of `slots` into `saved` (replacing it).
+    /// Copies the index, prior size and flags of `slots` into the first `slots.count` values
+    /// of `saved` (grown when shorter), through raw views: a touching run's slots, about 50,
+    /// 88,000 times a text-like merge at K = 100.
     func saveListSlots(_ slots: Range<Int>, into saved: inout ContiguousArray<ListSlotValues>) {
-        precondition(slots.upperBound <= min(flags.count, index.count, priorSize.count),
-                     "slots beyond the arena")
-        saved.removeAll(keepingCapacity: true)
-        for slot in slots {
-            saved.append(ListSlotValues(index: index[slot], size: priorSize[slot],
-                                        flags: flags[slot]))
+        if saved.count < slots.count {
+            saved = ContiguousArray(repeating: ListSlotValues(index: 0, size: 0, flags: 0),
+                                    count: max(slots.count, 2 * saved.count))
+        }
+        withColumns { columns in
+            precondition(slots.upperBound <= columns.count, "slots beyond the arena")
+            saved.withUnsafeMutableBufferPointer { saved in
+                for (offset, slot) in slots.enumerated() {
+                    saved[offset] = ListSlotValues(index: columns.index[slot],
+                                                   size: columns.priorSize[slot],
+                                                   flags: columns.flags[slot])
+                }
+            }
         }
     }
 
-    /// If every slot of `slots` was as its changeset holds it in `saved`
-    /// (`saveListSlots`), is still alive, and moved by one shift (the same amounts for every
+    /// If every slot of `slots` was as its changeset holds it in `saved` (`saveListSlots`,
+    /// in its first values), is still alive, and moved by one shift (the same amounts for every
     /// index and every prior size, no flag changed but `dirty`), puts the saved values back
     /// and returns the shift, which the caller then owes the slots; else nil, with nothing
     /// changed.
@@ -898,7 +907,7 @@ extension TransformArena {
                                       saved: ContiguousArray<ListSlotValues>)
         -> (index: Int32, size: Int32)?
     {
-        precondition(saved.count == slots.count, "saved values of other slots")
+        precondition(saved.count >= slots.count, "fewer saved values than slots")
         if slots.isEmpty { return nil }
         let first = slots.lowerBound
         let indexShift = index[first] &- saved[0].index
