@@ -65,7 +65,7 @@ extension TransformArena {
     /// merge appends the column (`scanUniform`), into `runs` (emptied first), relative to
     /// each run's first index. A changeset the merge discarded an instruction of (an erase
     /// meeting an erase of the same element) is cut too: at K = 100 about one text-like
-    /// changeset in fourteen, which every later merge had cut again slot by slot (4 % of it).
+    /// changeset in fourteen, which every later merge had cut again slot by slot (4 % of one).
     /// - Returns: false (and no runs) unless every alive slot is an ArrayInsert or ArrayErase
     ///   on one list, with zones that fit the runs' 32-bit fields.
     func cutColumnListRuns(_ slots: Range<Int>, settings: ListBlockSettings,
