@@ -898,20 +898,24 @@ extension TransformArena {
         }
     }
 
-    /// If every slot of `slots` was as its changeset holds it in `saved` (`saveListSlots`,
-    /// in its first values), is still alive, and moved by one shift (the same amounts for every
-    /// index and every prior size, no flag changed but `dirty`), puts the saved values back
-    /// and returns the shift, which the caller then owes the slots; else nil, with nothing
-    /// changed.
-    mutating func unwriteUniformShift(_ slots: Range<Int>,
+    /// If every slot of `run` was as its changeset holds it in `saved` (`saveListSlots`, in
+    /// its first values), is still alive, and, with the offsets the run still owes, moved by
+    /// one shift (the same amounts for every index and every prior size, no flag changed but
+    /// `dirty`): puts the saved values back, clears the offsets and returns the shift, which
+    /// the caller then owes the slots. Else nil, with nothing changed: the caller settles the
+    /// run (`settleMajors`). One pass checks and one puts back, instead of settling first.
+    mutating func unwriteUniformShift(_ run: inout ListMajorRun,
                                       saved: ContiguousArray<ListSlotValues>)
         -> (index: Int32, size: Int32)?
     {
+        let slots = run.slots
         precondition(saved.count >= slots.count, "fewer saved values than slots")
         if slots.isEmpty { return nil }
+        let (indexOwed, sizeOwed) = (UInt32(bitPattern: run.indexOffset),
+                                     UInt32(bitPattern: run.sizeOffset))
         let first = slots.lowerBound
-        let indexShift = index[first] &- saved[0].index
-        let sizeShift = priorSize[first] &- saved[0].size
+        let indexShift = index[first] &+ indexOwed &- saved[0].index
+        let sizeShift = priorSize[first] &+ sizeOwed &- saved[0].size
         let uniform = saved.withUnsafeBufferPointer { saved in
             flags.withUnsafeBufferPointer { flags in
                 index.withUnsafeBufferPointer { indices in
@@ -922,8 +926,8 @@ extension TransformArena {
                             differs |= UInt32((was.flags & Self.untouchedMask) ^ Self.alive)
                             differs |= UInt32((flags[slot] | Self.dirty)
                                               ^ (was.flags | Self.dirty))
-                            differs |= (indices[slot] &- was.index) ^ indexShift
-                            differs |= (sizes[slot] &- was.size) ^ sizeShift
+                            differs |= (indices[slot] &+ indexOwed &- was.index) ^ indexShift
+                            differs |= (sizes[slot] &+ sizeOwed &- was.size) ^ sizeShift
                         }
                         return differs == 0
                     }
@@ -944,6 +948,7 @@ extension TransformArena {
                 }
             }
         }
+        (run.indexOffset, run.sizeOffset) = (0, 0)
         return (Int32(bitPattern: indexShift), Int32(bitPattern: sizeShift))
     }
 

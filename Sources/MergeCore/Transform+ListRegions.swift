@@ -731,15 +731,16 @@ extension Transformer {
         let (stepBelow, stepSize) = (belowTotal - movedBelow, untouchedTotal - movedUntouched)
         run.indexOffset &+= Int32(truncatingIfNeeded: stepBelow)
         run.sizeOffset &+= Int32(truncatingIfNeeded: stepSize)
-        arena.settleMajors(&run)
         // Nearly always (97 % of the touching runs at text-like K = 100) the walk moved every
         // slot alike: then they owe one shift, as a clear run's slots do, reported as a range
         // and never put back by the next merge (`restoreHistoryPrefix`), not slot by slot.
         if defersListShifts,
-            let shift = arena.unwriteUniformShift(slots, saved: touchingRunSlots)
+            let shift = arena.unwriteUniformShift(&run, saved: touchingRunSlots)
         {
             deferListShift(slots, index: Int64(shift.index), size: Int64(shift.size))
             listRegions.runsTouchingDeferred += 1
+        } else {
+            arena.settleMajors(&run)
         }
         correctUntouched(upTo: blocks.count, runDelta: runDelta, touched: touched)
         arena.summariseListBlocks(blocks, offsets: listRegions.touchedOffsets,
