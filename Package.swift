@@ -85,7 +85,9 @@ let package = Package(
         .executableTarget(name: "syncsim", dependencies: ["SyncSimCLI"]),
         .testTarget(name: "MergeCoreTests", dependencies: ["MergeCore", "Randomness"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "MergeCore"]),
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "SyncEngine", "Randomness"]),
+        .testTarget(
+            name: "SimulationTests",
+            dependencies: ["Simulation", "SyncEngine", "MergeCore", "Randomness"]),
         .testTarget(
             name: "MeasurementTests",
             dependencies: ["Measurement", .product(name: "GRDB", package: "GRDB.swift")]

@@ -66,6 +66,19 @@ public struct ObjectRef: Hashable, Comparable, Sendable {
 ///
 /// Doubles compare by bit pattern so that equality is reflexive (NaN == NaN) and convergence
 /// checks are exact; `-0.0` and `0.0` are therefore different values, as they are on disk.
+/// One field of one object: a list, a set or a scalar, by its owner.
+public struct FieldRef: Hashable, Comparable, Sendable {
+    public var object: ObjectRef
+    public var field: FieldID
+    public init(object: ObjectRef, field: FieldID) {
+        self.object = object
+        self.field = field
+    }
+    public static func < (a: Self, b: Self) -> Bool {
+        a.object != b.object ? a.object < b.object : a.field < b.field
+    }
+}
+
 public enum Value: Sendable {
     case null
     case int(Int64)

@@ -20,7 +20,8 @@ extension Scenario {
             "keyDistribution": "zipf",
             "zipfExponent": 0.99,
             "erasePercent": 5,
-            "addIntegerPercent": 10
+            "addIntegerPercent": 10,
+            "listPercent": 10
           },
           "connectivity": {
             "onlineSecondsMean": 1800,
@@ -37,7 +38,12 @@ extension Scenario {
             "skewMillisecondsMax": 2000
           },
           "server": {
-            "backupIntervalSeconds": 21600
+            "backupIntervalSeconds": 21600,
+            "clientRecoveryEnabled": true
+          },
+          "clientReset": {
+            "mode": "recoverUnsyncedChanges",
+            "manualHandling": "immediately"
           },
           "faults": [
             { "kind": "restoreFromBackup", "atSeconds": 50400 },

@@ -16,6 +16,8 @@ public enum EventKind: UInt8, Sendable {
     /// A scripted connectivity change (tests and hand-written scenarios): `generation` is 1 to
     /// go online, 0 to go offline.
     case scriptedConnectivity = 9
+    /// The app backs up and deletes a file whose client reset went to its error handler.
+    case fileAction = 10
 }
 
 /// A scheduled event. Kept to 32 bytes: payloads that do not fit (messages) live in the

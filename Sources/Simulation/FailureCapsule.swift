@@ -1,6 +1,8 @@
 //! A failed run in one small JSON file: written as `capsule-seed-N.json` next to the results of
 //! a failing `syncsim run`, and kept in `Data/seeds/`, where `SeedReplayTests` replays it.
 
+import SyncEngine
+
 /// Everything needed to replay a run bit for bit (with the same commit).
 public struct FailureCapsule: Codable, Sendable, Equatable {
     /// A scenario file path (relative to the repository for `Data/seeds/`), or `default` for
@@ -11,6 +13,8 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
     public var clients: UInt32?
     /// The `--duration` override in seconds, if any.
     public var durationSeconds: UInt64?
+    /// The `--reset-mode` override, if any (a `ClientResetMode` raw value).
+    public var resetMode: String?
     /// What failed.
     public var failure: String
     /// How it was fixed (empty until it is).
@@ -21,12 +25,14 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
 
     public init(
         scenario: String, seed: UInt64, clients: UInt32?, durationSeconds: UInt64?,
-        failure: String, fixedIn: String, commit: String?, digest: String?, reproduce: String?
+        resetMode: String? = nil, failure: String, fixedIn: String, commit: String?,
+        digest: String?, reproduce: String?
     ) {
         self.scenario = scenario
         self.seed = seed
         self.clients = clients
         self.durationSeconds = durationSeconds
+        self.resetMode = resetMode
         self.failure = failure
         self.fixedIn = fixedIn
         self.commit = commit
@@ -39,7 +45,11 @@ extension Scenario {
     /// Applies the command-line overrides of `syncsim run`, the same way everywhere (the CLI and
     /// the seed replay): `clientsCount` keeps the scenario's clients per partition, and a shorter
     /// duration drops the faults at or after its end.
-    public mutating func applyOverrides(clientsCount clients: UInt32?, durationSeconds: UInt64?) {
+    public mutating func applyOverrides(
+        clientsCount clients: UInt32?, durationSeconds: UInt64?,
+        resetMode: ClientResetMode? = nil
+    ) {
+        if let resetMode { clientReset.mode = resetMode }
         if let clients {
             let perPartition = max(1, Double(clientsCount) / Double(partitionsCount))
             partitionsCount = UInt32(max(1, (Double(clients) / perPartition).rounded()))

@@ -17,6 +17,13 @@ public struct RunResult: Sendable {
     public var clients: [ClientCounters]
     /// Ledger totals indexed by `WriteState.rawValue`.
     public var ledgerTotals: [UInt64]
+    /// Writes a recovery replayed (whatever their final state), those of them that lost
+    /// instructions to the recovery rules, and writes the server history held twice.
+    public var writesRecovered: UInt64
+    public var writesPartiallyRecovered: UInt64
+    public var writesIntegratedTwice: UInt64
+    /// The scenario's client reset mode.
+    public var resetMode: ClientResetMode
     public var divergentClients: [UInt32]
     /// Every check that failed, in the order found. Empty means the run passed.
     public var failures: [String]
@@ -37,6 +44,9 @@ public struct RunResult: Sendable {
         counters = world.counters
         clients = world.clients.map(\.counters)
         self.ledgerTotals = ledgerTotals
+        (writesRecovered, writesPartiallyRecovered, writesIntegratedTwice) =
+            world.ledger.recoveryTotals()
+        resetMode = world.scenario.clientReset.mode
         self.divergentClients = divergentClients
         failures = world.failures
         serverObjects = world.servers.reduce(0) { $0 + UInt64($1.state.objectCount) }
@@ -53,6 +63,10 @@ public struct RunResult: Sendable {
     }
     public var writesLostToRestore: UInt64 { ledgerTotals[Int(WriteState.lostToRestore.rawValue)] }
     public var writesPending: UInt64 { ledgerTotals[Int(WriteState.pending.rawValue)] }
+    public var writesDroppedByRecovery: UInt64 {
+        ledgerTotals[Int(WriteState.droppedByRecovery.rawValue)]
+    }
+    public var writesKeptInBackup: UInt64 { ledgerTotals[Int(WriteState.keptInBackup.rawValue)] }
 
     /// Completed resets per cause, in `ResetCause.allCases` order.
     public var resetsByCause: [(cause: ResetCause, count: UInt64)] {

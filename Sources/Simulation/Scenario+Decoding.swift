@@ -2,6 +2,7 @@
 //! range is an error that names the file, the field (as a dotted path) and the fix.
 
 import Foundation
+import SyncEngine
 
 /// A scenario that cannot be used. `description` is the whole message for the user.
 public struct ScenarioError: Error, CustomStringConvertible, Equatable {
@@ -92,13 +93,16 @@ extension Scenario {
             w.addIntegerPercent = UInt32(
                 try sub.unsigned(
                     "addIntegerPercent", default: UInt64(w.addIntegerPercent), range: 0...100))
+            w.listPercent = UInt32(
+                try sub.unsigned("listPercent", default: UInt64(w.listPercent), range: 0...100))
             try sub.finish()
-            if w.erasePercent + w.addIntegerPercent > 100 {
+            let shares = w.erasePercent + w.addIntegerPercent + w.listPercent
+            if shares > 100 {
                 throw ScenarioError(
                     code: .inconsistent, file: file, field: "workload.erasePercent",
                     problem:
-                        "erasePercent + addIntegerPercent is \(w.erasePercent + w.addIntegerPercent), above 100",
-                    fix: "lower one of them so that they sum to at most 100")
+                        "erasePercent + addIntegerPercent + listPercent is \(shares), above 100",
+                    fix: "lower them so that they sum to at most 100")
             }
             scenario.workload = w
         }
@@ -147,8 +151,19 @@ extension Scenario {
             s.backupIntervalSeconds = try sub.unsigned(
                 "backupIntervalSeconds", default: s.backupIntervalSeconds,
                 range: 0...Limits.durationSecondsMax)
+            s.clientRecoveryEnabled = try sub.bool(
+                "clientRecoveryEnabled", default: s.clientRecoveryEnabled)
             try sub.finish()
             scenario.server = s
+        }
+        if var sub = try reader.object("clientReset") {
+            var r = ClientResetSpec()
+            r.mode = try sub.choice("mode", default: r.mode)
+            r.manualHandling = try sub.choice("manualHandling", default: r.manualHandling)
+            r.relaunchSecondsMean = try sub.number(
+                "relaunchSecondsMean", default: r.relaunchSecondsMean, range: 1...1e9)
+            try sub.finish()
+            scenario.clientReset = r
         }
         if var sub = try reader.object("healing") {
             var h = HealingSpec()
@@ -176,6 +191,15 @@ extension Scenario {
                         problem:
                             "\(at) is not before the end of the run (durationSeconds = \(scenario.durationSeconds))",
                         fix: "schedule faults inside the run, or lengthen durationSeconds")
+                }
+                if kind == .breakingSchemaChange,
+                    scenario.faults.contains(where: { $0.kind == .breakingSchemaChange })
+                {
+                    throw ScenarioError(
+                        code: .inconsistent, file: file, field: "faults[\(index)].kind",
+                        problem:
+                            "a second breakingSchemaChange (the schema has one property to remove)",
+                        fix: "keep one breakingSchemaChange fault")
                 }
                 scenario.faults.append(FaultSpec(kind: kind, atSeconds: at))
             }
@@ -223,6 +247,12 @@ struct FieldReader {
         guard let value = raw(key) else { return fallback }
         guard case .string(let string) = value else { throw wrongType(key, "a string") }
         return string
+    }
+
+    mutating func bool(_ key: String, default fallback: Bool) throws(ScenarioError) -> Bool {
+        guard let value = raw(key) else { return fallback }
+        guard case .bool(let flag) = value else { throw wrongType(key, "true or false") }
+        return flag
     }
 
     mutating func number(_ key: String, default fallback: Double, range: ClosedRange<Double>)

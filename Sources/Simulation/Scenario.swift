@@ -1,6 +1,8 @@
 //! A scenario: everything a run needs besides its seed. Decoded from JSON (see
 //! `Scenario+Decoding.swift`); every field has a unit in its name and a documented default.
 
+import SyncEngine
+
 public enum KeyDistribution: String, Sendable, CaseIterable {
     case uniform
     case zipf
@@ -11,6 +13,15 @@ public enum FaultKind: String, Sendable, CaseIterable {
     case restoreFromBackup
     /// Sync is terminated and re-enabled: history and client files are wiped, data stays.
     case terminateSync
+    /// A breaking schema change (Atlas requires terminating and re-enabling sync for one): the
+    /// server removes the property `Item.rank` from every file, then terminates and re-enables
+    /// sync. Every client that synced before must reset, and every automatic reset fails the
+    /// schema check and falls back to the manual error handler. At most once per scenario.
+    case breakingSchemaChange
+    /// The server's Client Recovery setting is switched off: reset errors carry the action
+    /// `ClientResetNoRecovery` until it is switched on again.
+    case disableClientRecovery
+    case enableClientRecovery
 }
 
 public struct FaultSpec: Sendable, Equatable {
@@ -36,6 +47,9 @@ public struct WorkloadSpec: Sendable, Equatable {
     public var erasePercent: UInt32 = 10
     /// Of writes to an existing object: percent that add to its counter (AddInteger).
     public var addIntegerPercent: UInt32 = 10
+    /// Of writes to an existing object: percent that edit its `tags` list (insert, move, set or
+    /// erase an element).
+    public var listPercent: UInt32 = 0
     public init() {}
 }
 
@@ -70,6 +84,29 @@ public struct ClockSpec: Sendable, Equatable {
 public struct ServerSpec: Sendable, Equatable {
     /// A backup (snapshot of state, history and client files) every this many seconds; 0 = none.
     public var backupIntervalSeconds: UInt64 = 21_600
+    /// The App Services "Client Recovery" setting at the start (faults can switch it).
+    public var clientRecoveryEnabled = true
+    public init() {}
+}
+
+/// When the app runs the file action of a client reset error that reached its error handler
+/// (manual mode, or the manual fallback of an automatic mode).
+public enum ManualHandling: String, Sendable, CaseIterable {
+    /// The handler calls `SyncSession.immediatelyHandleError(token)`: the file is backed up and
+    /// deleted at once, and the next open downloads a fresh copy.
+    case immediately
+    /// The handler only notes the error: the action runs at the app's next launch, after an
+    /// exponential delay (`relaunchSecondsMean`). Until then the file does not sync, and the
+    /// app's writes go to it (and so to the backup).
+    case nextLaunch
+}
+
+public struct ClientResetSpec: Sendable, Equatable {
+    /// The `clientResetMode` of every client's SyncConfiguration.
+    public var mode = ClientResetMode.recoverUnsyncedChanges
+    public var manualHandling = ManualHandling.immediately
+    /// Mean of the exponential delay to the app's next launch, seconds (with `nextLaunch`).
+    public var relaunchSecondsMean = 3_600.0
     public init() {}
 }
 
@@ -92,6 +129,7 @@ public struct Scenario: Sendable, Equatable {
     public var network = NetworkSpec()
     public var clock = ClockSpec()
     public var server = ServerSpec()
+    public var clientReset = ClientResetSpec()
     public var faults: [FaultSpec] = []
     public var healing = HealingSpec()
     public init() {}

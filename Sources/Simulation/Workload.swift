@@ -12,6 +12,8 @@ public enum WorkloadSchema {
     public static let rankField: FieldID = 2
     public static let titleField: FieldID = 3
     public static let counterField: FieldID = 4
+    /// A list of strings (`workload.listPercent` edits it).
+    public static let tagsField: FieldID = 5
 
     public static let titles: [String] = [
         "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
@@ -38,6 +40,9 @@ public enum WorkloadSchema {
                 .addColumn(
                     table: itemTable, field: counterField, type: .int, nullable: true,
                     collection: .single, linkTarget: nil),
+                .addColumn(
+                    table: itemTable, field: tagsField, type: .string, nullable: false,
+                    collection: .list, linkTarget: nil),
             ])
     }
 
@@ -97,6 +102,9 @@ public struct WorkloadGenerator: Sendable {
         if roll < spec.erasePercent + spec.addIntegerPercent {
             return [.addInteger(object: object, field: WorkloadSchema.counterField, increment: 1)]
         }
+        if roll < spec.erasePercent + spec.addIntegerPercent + spec.listPercent {
+            return [listEdit(object, replica: replica, stream: stream)]
+        }
         var instructions: ContiguousArray<Instruction> = [
             .update(
                 object: object, field: WorkloadSchema.numberField,
@@ -109,6 +117,37 @@ public struct WorkloadGenerator: Sendable {
                     value: .string(title(stream)), isDefault: false))
         }
         return instructions
+    }
+
+    /// One edit of the object's `tags` list: an insert at a uniform position (60 %, or 30 %
+    /// once the list holds 10 elements, so lists stay short), a move (15 %), a set (10 %) or an
+    /// erase (the rest) of a uniform element.
+    /// - Complexity: O(list size) to read the list's length.
+    private func listEdit(_ object: ObjectRef, replica: Replica, stream: RandomStream)
+        -> Instruction
+    {
+        let field = WorkloadSchema.tagsField
+        let size = UInt32(replica.list(of: object, field: field)?.count ?? 0)
+        let roll = UInt32(stream.uniformInt(below: 100))
+        let insertShare: UInt32 = size < 10 ? 60 : 30
+        if size == 0 || roll < insertShare || (size < 2 && roll < insertShare + 15) {
+            return .arrayInsert(
+                object: object, field: field,
+                index: UInt32(stream.uniformInt(below: UInt64(size) + 1)),
+                value: .string(title(stream)), priorSize: size)
+        }
+        let index = UInt32(stream.uniformInt(below: UInt64(size)))
+        if roll < insertShare + 15 {
+            var to = UInt32(stream.uniformInt(below: UInt64(size)))
+            if to == index { to = (index + 1) % size }
+            return .arrayMove(object: object, field: field, from: index, to: to, priorSize: size)
+        }
+        if roll < insertShare + 25 {
+            return .arrayUpdate(
+                object: object, field: field, index: index, value: .string(title(stream)),
+                priorSize: size)
+        }
+        return .arrayErase(object: object, field: field, index: index, priorSize: size)
     }
 
     private func title(_ stream: RandomStream) -> String {

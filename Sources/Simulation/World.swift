@@ -48,9 +48,16 @@ struct ClientSlot {
 /// Deterministic per-client counters.
 public struct ClientCounters: Sendable, Equatable {
     public var writesMade: UInt64 = 0
+    /// Completed client resets: automatic ones when the file took the fresh copy, manual ones
+    /// (and fallbacks) when the app backed the file up and deleted it.
     public var resets: UInt64 = 0
     /// Indexed by `ResetCause.allCases` order.
     public var resetsByCause = [UInt64](repeating: 0, count: ResetCause.allCases.count)
+    public var resetsRecovered: UInt64 = 0
+    public var resetsDiscarded: UInt64 = 0
+    public var resetsManual: UInt64 = 0
+    /// Automatic resets that gave up and went to the manual error handler.
+    public var resetFallbacks: UInt64 = 0
     public var messagesLost: UInt64 = 0
     public var connections: UInt64 = 0
     public init() {}
@@ -93,7 +100,13 @@ public final class World {
     let workloadStreams: [RandomStream]
     let connectivityStreams: [RandomStream]
     let networkStreams: [RandomStream]
+    /// Per client: the app's own decisions (when it relaunches after a manual reset).
+    let appStreams: [RandomStream]
     let serverStream: RandomStream
+    /// The server's Client Recovery setting (faults switch it).
+    var clientRecoveryEnabled: Bool
+    /// File actions (manual resets) scheduled and not yet run; part of quiescence in healing.
+    var fileActionsPending = 0
 
     var messages: ContiguousArray<InFlight?> = []
     /// Messages sent and not yet delivered (or dropped on arrival).
@@ -113,6 +126,7 @@ public final class World {
         case workload = 1
         case connectivity = 2
         case network = 3
+        case app = 4
         case server = 10
         case setup = 11
     }
@@ -140,7 +154,12 @@ public final class World {
             RandomStream(
                 seed: seed, id: StreamID(domain: StreamDomain.network.rawValue, index: UInt64($0)))
         }
+        appStreams = (0..<count).map {
+            RandomStream(
+                seed: seed, id: StreamID(domain: StreamDomain.app.rawValue, index: UInt64($0)))
+        }
         serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
+        clientRecoveryEnabled = scenario.server.clientRecoveryEnabled
 
         let schema = WorkloadSchema.initialReplica()
         servers = []
@@ -159,7 +178,8 @@ public final class World {
                 skewMax == 0 ? 0 : Int64(setup.uniformInt(below: 2 * skewMax + 1)) - Int64(skewMax)
             clients.append(
                 ClientSlot(
-                    sync: SyncClient(initialState: schema), partition: partition, skewMs: skew))
+                    sync: SyncClient(initialState: schema, resetMode: scenario.clientReset.mode),
+                    partition: partition, skewMs: skew))
             partitionMembers[Int(partition)].append(UInt32(index))
         }
     }
@@ -187,7 +207,9 @@ public final class World {
             }
             now = event.time
             step(event)
-            if healing, messagesInFlight == 0, reconnectsPending == 0 { break }
+            if healing, messagesInFlight == 0, reconnectsPending == 0, fileActionsPending == 0 {
+                break
+            }
             if eventsProcessed >= Limits.eventsMax {
                 failures.append("more than Limits.eventsMax events")
                 break
@@ -256,6 +278,9 @@ public final class World {
                     .serverBackup)
             }
         case .fault: fault(scenario.faults[Int(event.subject)])
+        case .fileAction:
+            fileActionsPending -= 1
+            runFileAction(event.subject)
         case .healingStart: startHealing()
         case .scriptedConnectivity:
             guard !healing else { return }
@@ -472,7 +497,7 @@ public final class World {
         case .ident(let ident):
             if let error = servers[partition].checkIdent(ident) {
                 digest.fold(0xE0, UInt64(error.code.rawValue))
-                sendToClient(client, .error(error))
+                sendToClient(client, .error(withRecoverySetting(error)))
                 return
             }
             clients[slot].server = ServerSession(
@@ -495,12 +520,21 @@ public final class World {
                 failures.append(
                     "server refused an upload from client \(client) with \(error.code.rawValue) \(error.code.name)"
                 )
-                sendToClient(client, .error(error))
+                sendToClient(client, .error(withRecoverySetting(error)))
             }
             for member in partitionMembers[partition] {
                 pushDownload(to: member, partition: partition, evenIfEmpty: false)
             }
+        case .mark:
+            pushDownload(to: client, partition: partition, evenIfEmpty: true)
         }
+    }
+
+    /// A reset error as the server sends it: `ClientResetNoRecovery` while Client Recovery is
+    /// switched off.
+    func withRecoverySetting(_ error: ProtocolError) -> ProtocolError {
+        guard !clientRecoveryEnabled, error.action == .clientReset else { return error }
+        return ProtocolError(code: error.code, action: .clientResetNoRecovery)
     }
 
     /// Sends a client whatever history it has not been sent in this session.
@@ -532,13 +566,17 @@ public final class World {
                     "client \(client) could not integrate a download (merge or apply failed)")
             }
         }
-        if let cause = reaction.resetCompleted {
-            clients[slot].counters.resets += 1
-            clients[slot].counters.resetsByCause[cause.index] += 1
-            counters.resets += 1
-            digest.fold(0xCC | UInt64(client) << 8, UInt64(cause.rawValue))
+        account(reaction, client: client)
+        if let cause = reaction.resetCompleted, let outcome = reaction.resetOutcome {
+            completeReset(client, cause: cause, outcome: outcome)
         }
-        for write in reaction.discardedWriteIDs { ledger.markDiscarded(write) }
+        if reaction.reportedError != nil {
+            // The error handler has the file now: the session ends, with no reconnect, until the
+            // app runs the file action.
+            dropConnection(client)
+            scheduleFileAction(client)
+            return
+        }
         if clients[slot].sync.session == .active {
             clients[slot].backoffFailures = 0
             if !clients[slot].writing && !healing {
@@ -553,6 +591,87 @@ public final class World {
         if let send = reaction.send { sendToServer(client, send) }
     }
 
+    // MARK: - Client resets
+
+    /// Carries a client reaction's reset bookkeeping into the ledger and the counters.
+    func account(_ reaction: ClientReaction, client: UInt32) {
+        for write in reaction.discardedWriteIDs { ledger.markDiscarded(write) }
+        for write in reaction.droppedWriteIDs { ledger.markDroppedByRecovery(write) }
+        for write in reaction.recoveredWriteIDs { ledger.noteRecovered(write, partially: false) }
+        for write in reaction.partiallyRecoveredWriteIDs {
+            ledger.noteRecovered(write, partially: true)
+        }
+        for (reason, count) in reaction.recoveryDrops.enumerated() {
+            counters.recoveryDrops[reason] += count
+        }
+        counters.listsCopied += reaction.listsCopied
+        if reaction.beforeResetCallback { counters.beforeResetCallbacks += 1 }
+        if reaction.afterResetCallback { counters.afterResetCallbacks += 1 }
+        if reaction.cycleDetected { counters.resetCycles += 1 }
+        if reaction.resetTrackerCleared { counters.resetTrackersCleared += 1 }
+        if !reaction.promiseViolations.isEmpty {
+            counters.recoveryPromiseViolations += UInt64(reaction.promiseViolations.count)
+            failures.append(
+                "client \(client): recovery broke a documented promise: \(reaction.promiseViolations[0])"
+            )
+        }
+        if let error = reaction.reportedError {
+            counters.errorHandlerCalls += 1
+            digest.fold(0xEE | UInt64(client) << 8, UInt64(error.cause.rawValue))
+            if let reason = error.fallback {
+                counters.resetFallbacks[reason.rawValue] += 1
+                clients[Int(client)].counters.resetFallbacks += 1
+                digest.fold(0xFB, UInt64(reason.rawValue))
+            }
+        }
+    }
+
+    func completeReset(_ client: UInt32, cause: ResetCause, outcome: ResetOutcome) {
+        let slot = Int(client)
+        clients[slot].counters.resets += 1
+        clients[slot].counters.resetsByCause[cause.index] += 1
+        counters.resets += 1
+        switch outcome {
+        case .recovered:
+            clients[slot].counters.resetsRecovered += 1
+            counters.resetsRecovered += 1
+        case .discarded:
+            clients[slot].counters.resetsDiscarded += 1
+            counters.resetsDiscarded += 1
+        case .manual:
+            clients[slot].counters.resetsManual += 1
+            counters.resetsManual += 1
+        }
+        digest.fold(
+            0xCC | UInt64(client) << 8, UInt64(cause.rawValue) << 8 | UInt64(outcome.rawValue))
+    }
+
+    /// The app's error handler received a client reset error: it backs the file up and deletes
+    /// it at once, or at its next launch (`clientReset.manualHandling`); during healing, at once.
+    func scheduleFileAction(_ client: UInt32) {
+        var delay: UInt64 = 0
+        if scenario.clientReset.manualHandling == .nextLaunch, !healing {
+            delay = Time.nanoseconds(
+                seconds: appStreams[Int(client)].exponential(
+                    mean: scenario.clientReset.relaunchSecondsMean))
+        }
+        fileActionsPending += 1
+        queue.schedule(at: now + delay, .fileAction, subject: client)
+    }
+
+    /// Backs the file up and deletes it; the writes it held unsynced live on only in the
+    /// backup. The new, empty file downloads a fresh copy when the client is online, and the
+    /// app writes again after that first download.
+    func runFileAction(_ client: UInt32) {
+        let slot = Int(client)
+        guard let (action, backedUp) = clients[slot].sync.runFileAction() else { return }
+        for write in backedUp { ledger.markKeptInBackup(write) }
+        completeReset(client, cause: action.cause, outcome: .manual)
+        clients[slot].writing = false
+        clients[slot].writeGeneration &+= 1
+        if clients[slot].online { connect(client) }
+    }
+
     // MARK: - Backups and faults
 
     func takeBackup() {
@@ -562,7 +681,7 @@ public final class World {
 
     func fault(_ fault: FaultSpec) {
         guard !healing else { return }
-        digest.fold(0xFA, UInt64(fault.kind == .restoreFromBackup ? 1 : 2))
+        digest.fold(0xFA, UInt64(FaultKind.allCases.firstIndex(of: fault.kind)! + 1))
         switch fault.kind {
         case .restoreFromBackup:
             guard let backup else {
@@ -577,6 +696,17 @@ public final class World {
             for index in servers.indices {
                 servers[index].terminateAndReenable(baseSalt: World.salt(serverStream))
             }
+        case .breakingSchemaChange:
+            counters.schemaChanges += 1
+            for index in servers.indices {
+                servers[index].changeSchemaBreaking(
+                    erasing: WorkloadSchema.itemTable, field: WorkloadSchema.rankField,
+                    baseSalt: World.salt(serverStream))
+            }
+        case .disableClientRecovery, .enableClientRecovery:
+            // A setting, not a restart: sessions go on.
+            clientRecoveryEnabled = fault.kind == .enableClientRecovery
+            return
         }
         // The server restarted: every session ends, and clients reconnect after a back-off.
         for index in clients.indices where clients[index].sync.session != .disconnected {
@@ -599,6 +729,10 @@ public final class World {
 
     func startHealing() {
         healing = true
+        // Apps relaunch: pending manual resets run their file action now.
+        for index in clients.indices where clients[index].sync.session == .inactive {
+            runFileAction(UInt32(index))
+        }
         for index in clients.indices {
             clients[index].writeGeneration &+= 1
             clients[index].online = true
@@ -644,10 +778,28 @@ public struct WorldCounters: Sendable, Equatable {
     public var changesetsIntegrated: UInt64 = 0
     public var messagesLost: UInt64 = 0
     public var resets: UInt64 = 0
+    public var resetsRecovered: UInt64 = 0
+    public var resetsDiscarded: UInt64 = 0
+    public var resetsManual: UInt64 = 0
+    /// Automatic resets that fell back to the manual error handler, per `ResetFallbackReason`.
+    public var resetFallbacks = [UInt64](repeating: 0, count: ResetFallbackReason.allCases.count)
+    /// Resets that found a pending-reset row (failed, or downgraded to a discard).
+    public var resetCycles: UInt64 = 0
+    public var resetTrackersCleared: UInt64 = 0
+    public var beforeResetCallbacks: UInt64 = 0
+    public var afterResetCallbacks: UInt64 = 0
+    /// Errors handed to the sync manager's error handler (client reset errors).
+    public var errorHandlerCalls: UInt64 = 0
+    /// Instructions recovery dropped, per `RecoveryDropReason`.
+    public var recoveryDrops = [UInt64](
+        repeating: 0, count: RecoveryDropReason.allCases.count)
+    public var listsCopied: UInt64 = 0
+    public var recoveryPromiseViolations: UInt64 = 0
     public var backups: UInt64 = 0
     public var restores: UInt64 = 0
     public var restoresSkippedNoBackup: UInt64 = 0
     public var terminations: UInt64 = 0
+    public var schemaChanges: UInt64 = 0
 }
 
 #if canImport(Glibc)

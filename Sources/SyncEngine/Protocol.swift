@@ -63,6 +63,10 @@ public enum ClientMessage: Sendable {
     /// Resume syncing an existing client file.
     case ident(IdentMessage)
     case upload(ContiguousArray<UploadEntry>)
+    /// MARK: ask the server for a download (possibly empty) once everything integrated so far
+    /// has been sent; the client uses the answer as "download complete" (to clear its
+    /// pending-reset row after a reset that had nothing to upload).
+    case mark
 }
 
 public struct IdentMessage: Sendable {
@@ -148,6 +152,9 @@ public enum ProtocolErrorCode: UInt16, Sendable, CaseIterable, Comparable {
 /// What the server tells the client to do about an error (the JSON_ERROR `action` field).
 public enum ErrorAction: UInt8, Sendable {
     case clientReset = 1
+    /// A client reset on a server with client recovery disabled: `recoverUnsyncedChanges`
+    /// fails to the manual fallback, `recoverOrDiscardUnsyncedChanges` discards.
+    case clientResetNoRecovery = 2
     case applicationBug = 3
 }
 

@@ -91,6 +91,20 @@ public struct ServerFile: Sendable {
         clientFiles = ContiguousArray(repeating: nil, count: clientFiles.count)
     }
 
+    /// A breaking schema change: the property `table.field` is removed from the state, and,
+    /// since Atlas requires it for a breaking change, sync is terminated and re-enabled.
+    /// Clients that synced before then reset, and their local files still hold the property.
+    public mutating func changeSchemaBreaking(
+        erasing table: TableID, field: FieldID, baseSalt: UInt64
+    ) {
+        do {
+            try state.apply(.eraseColumn(table: table, field: field))
+        } catch {
+            preconditionFailure("the breaking schema change does not apply: \(error)")
+        }
+        terminateAndReenable(baseSalt: baseSalt)
+    }
+
     // MARK: - Sessions
 
     /// BIND with `need_client_file_ident` followed by a fresh download: allocates an ident and
@@ -272,8 +286,9 @@ public struct ServerFile: Sendable {
         if !concurrent.isEmpty {
             var edits = LocalEdits()
             do {
-                try transformer.merge(incoming: &incoming, local: concurrent, localEdits: &edits,
-                                      localFileIdent: 0)
+                try transformer.merge(
+                    incoming: &incoming, local: concurrent, localEdits: &edits,
+                    localFileIdent: 0)
             } catch {
                 return ProtocolError(code: .badChangeset, action: .applicationBug)
             }

@@ -1,9 +1,9 @@
 //! The client side of one synchronized file: a local replica, the local history of unsynced
-//! changesets (original and reciprocal forms), sync progress, and the session state.
+//! changesets (original and reciprocal forms), sync progress, the session state, and the
+//! client reset machinery (modes, cycle detection, manual fallback; see `ClientReset.swift`).
 //!
-//! Sans-IO: the world calls `write`, `connect`, `disconnect` and `receive`, and sends whatever
-//! messages they return. Client resets here are `discardUnsyncedChanges` only; the other modes
-//! (recover, recover-or-discard, manual) are the subject of a later issue and are not built.
+//! Sans-IO: the world calls `write`, `connect`, `disconnect`, `receive` and `runFileAction`, and
+//! carries out the reaction: the message to send, and what the reset did to which writes.
 
 import MergeCore
 
@@ -12,18 +12,22 @@ public enum SessionState: UInt8, Sendable {
     case disconnected
     /// IDENT (or a first fresh-copy request) sent; waiting for the server's answer.
     case connecting
-    /// A client reset is under way: waiting for the fresh copy.
+    /// An automatic client reset is under way: waiting for the fresh copy.
     case awaitingFreshCopy
     /// Bound and synchronizing.
     case active
+    /// A client reset error went to the app's error handler (manual mode, or the manual
+    /// fallback): nothing syncs until the app backs the file up and deletes it
+    /// (`runFileAction`). The app can still read and write the file.
+    case inactive
 }
 
 /// One unsynced local changeset.
 public struct LocalHistoryEntry: Sendable {
-    /// As committed; this is what is uploaded.
+    /// As committed (or as recovered by a client reset); this is what is uploaded.
     public var original: Changeset
     /// Transformed against every download integrated since; this is what later downloads are
-    /// merged against.
+    /// merged against, and what a client reset recovers.
     public var reciprocal: Changeset
     public var writeID: UInt64
 }
@@ -33,10 +37,36 @@ public struct ClientReaction: Sendable {
     public var send: ClientMessage?
     /// Set when this call started (or restarted) a client reset: the server refused the client.
     public var resetStarted: ProtocolErrorCode?
-    /// Set, with the cause, when this call completed a client reset.
+    /// Set, with the cause, when this call completed an automatic client reset
+    /// (`resetOutcome` says how).
     public var resetCompleted: ProtocolErrorCode?
+    public var resetOutcome: ResetOutcome?
     /// Writes dropped by a discarding client reset.
     public var discardedWriteIDs: ContiguousArray<UInt64> = []
+    /// Writes a recovering reset replayed and will upload again; `partiallyRecoveredWriteIDs`
+    /// are those of them that lost some instructions to the recovery rules.
+    public var recoveredWriteIDs: ContiguousArray<UInt64> = []
+    public var partiallyRecoveredWriteIDs: ContiguousArray<UInt64> = []
+    /// Writes whose every instruction recovery dropped: nothing of them is uploaded.
+    public var droppedWriteIDs: ContiguousArray<UInt64> = []
+    /// Instructions recovery dropped, per `RecoveryDropReason` (empty when nothing recovered).
+    public var recoveryDrops: [UInt64] = []
+    public var listsCopied: UInt64 = 0
+    /// Broken recovery promises (`RecoveryPromises`): each is a SyncSim bug.
+    public var promiseViolations: [String] = []
+    /// The app's before-reset callback ran (every automatic reset that got its fresh copy).
+    public var beforeResetCallback = false
+    /// The app's after-reset callback ran (only when the automatic reset completed).
+    public var afterResetCallback = false
+    /// A pending-reset row was found: a reset cycle (§4.5), whether it failed or downgraded
+    /// `recoverOrDiscardUnsyncedChanges` to a discard.
+    public var cycleDetected = false
+    /// An automatic reset gave up and fell back to the manual error handler.
+    public var fallback: ResetFallbackReason?
+    /// An error for the sync manager's error handler (manual mode, or the fallback).
+    public var reportedError: ReportedSyncError?
+    /// The pending-reset row was cleared: the server acknowledged what followed the reset.
+    public var resetTrackerCleared = false
     /// Set when a downloaded changeset failed to merge or apply (a MergeCore bug or a bad
     /// changeset); the client then resets as the reference does after reporting JSON_ERROR.
     public var integrationFailure = false
@@ -44,6 +74,9 @@ public struct ClientReaction: Sendable {
 }
 
 public struct SyncClient: Sendable {
+    public let resetMode: ClientResetMode
+    /// The schema-only state a new (or deleted and re-created) file starts from.
+    let initialState: Replica
     public private(set) var replica: Replica
     public private(set) var file: SaltedFileIdent?
     public private(set) var downloadCursor: DownloadCursor = .zero
@@ -52,15 +85,25 @@ public struct SyncClient: Sendable {
     public private(set) var clientVersion: UInt64 = 0
     public private(set) var unsynced: ContiguousArray<LocalHistoryEntry> = []
     public private(set) var session: SessionState = .disconnected
-    /// The cause of a client reset that has started but not completed. A reset interrupted by
-    /// a dropped connection starts over at the next session, as in the reference.
-    public private(set) var resetInProgress: ProtocolErrorCode?
+    /// The pending-reset row (§4.5), persisted in the file: it survives disconnections.
+    public private(set) var pendingReset: PendingReset?
+    /// A manual reset (or fallback) waiting for the app's file action (with `.inactive`).
+    public private(set) var pendingFileAction: PendingFileAction?
+    /// The error that started an automatic reset still waiting for its fresh copy. A reset
+    /// interrupted by a dropped connection starts over at the next session, as in the
+    /// reference.
+    private var resetRequest: ProtocolError?
     /// Highest client version uploaded in the current session.
     private var uploadedThrough: UInt64 = 0
 
-    public init(initialState: Replica) {
+    public init(initialState: Replica, resetMode: ClientResetMode = .recoverUnsyncedChanges) {
+        self.initialState = initialState
+        self.resetMode = resetMode
         replica = initialState
     }
+
+    /// The cause of an automatic reset waiting for its fresh copy.
+    public var resetInProgress: ProtocolErrorCode? { resetRequest?.code }
 
     // MARK: - App calls
 
@@ -81,11 +124,26 @@ public struct SyncClient: Sendable {
         return session == .active ? pendingUpload() : nil
     }
 
+    /// The app's file action for a manual reset (`SyncSession.immediatelyHandleError`, or the
+    /// next launch): the file is backed up to the recovery path and deleted. Returns the
+    /// pending action and the writes that now live only in the backup; the client is a new,
+    /// empty file that downloads a fresh copy at its next `connect`. Nil when no action is
+    /// pending.
+    public mutating func runFileAction() -> (
+        action: PendingFileAction, backedUpWriteIDs: ContiguousArray<UInt64>
+    )? {
+        guard session == .inactive, let action = pendingFileAction else { return nil }
+        var backedUp = ContiguousArray<UInt64>()
+        for entry in unsynced { backedUp.append(entry.writeID) }
+        self = SyncClient(initialState: initialState, resetMode: resetMode)
+        return (action, backedUp)
+    }
+
     // MARK: - Session
 
     /// Opens a session: IDENT for a known file, or a fresh-copy request for a new one.
     public mutating func connect() -> ClientMessage {
-        precondition(session == .disconnected, "connect while a session is open")
+        precondition(session == .disconnected, "connect while a session is open or inactive")
         uploadedThrough = 0
         guard let file else {
             session = .connecting
@@ -99,9 +157,10 @@ public struct SyncClient: Sendable {
     }
 
     /// The connection dropped (or the device went offline). A reset in progress restarts from
-    /// the beginning at the next session, as in the reference.
+    /// the beginning at the next session, as in the reference; an inactive file stays inactive.
     public mutating func disconnect() {
-        session = .disconnected
+        if session != .inactive { session = .disconnected }
+        resetRequest = nil
         uploadedThrough = 0
     }
 
@@ -112,22 +171,20 @@ public struct SyncClient: Sendable {
         var reaction = ClientReaction()
         switch message {
         case .error(let error):
-            guard session != .disconnected else { return reaction }
+            guard session == .connecting || session == .active else { return reaction }
             if error.code.requiresClientReset {
-                reaction.resetStarted = error.code
-                resetInProgress = error.code
-                session = .awaitingFreshCopy
-                reaction.send = .requestFreshCopy
+                startReset(error, reaction: &reaction)
             } else {
                 // Not a reset: the session closes; the world reconnects after a back-off.
                 session = .disconnected
             }
         case .freshCopy(let copy):
-            guard session == .connecting || session == .awaitingFreshCopy else { return reaction }
-            if session == .awaitingFreshCopy {
-                reaction.resetCompleted = resetInProgress
-                resetInProgress = nil
+            if session == .awaitingFreshCopy, let request = resetRequest {
+                performReset(copy, request: request, reaction: &reaction)
+                return reaction
             }
+            guard session == .connecting else { return reaction }
+            // A first open (or a re-open after the file was deleted): nothing local to keep.
             adoptFreshCopy(copy, discarded: &reaction.discardedWriteIDs)
             session = .active
             reaction.send = pendingUpload()
@@ -136,27 +193,162 @@ public struct SyncClient: Sendable {
             session = .active
             if !integrate(download, transformer: &transformer) {
                 reaction.integrationFailure = true
-                reaction.resetStarted = .badChangeset
-                resetInProgress = .badChangeset
-                session = .awaitingFreshCopy
-                reaction.send = .requestFreshCopy
+                startReset(
+                    ProtocolError(code: .badChangeset, action: .clientReset), reaction: &reaction)
                 return reaction
+            }
+            if pendingReset != nil, unsynced.isEmpty {
+                // Uploads and downloads after the reset are complete: the reset is over.
+                pendingReset = nil
+                reaction.resetTrackerCleared = true
             }
             reaction.send = pendingUpload()
         }
         return reaction
     }
 
+    // MARK: - Client reset
+
+    private mutating func startReset(_ error: ProtocolError, reaction: inout ClientReaction) {
+        reaction.resetStarted = error.code
+        if resetMode == .manual {
+            enterManual(
+                cause: error.code, fallback: nil,
+                message: "client reset required (\(error.code.rawValue) \(error.code.name))",
+                reaction: &reaction)
+            return
+        }
+        resetRequest = error
+        session = .awaitingFreshCopy
+        reaction.send = .requestFreshCopy
+    }
+
+    /// Hands the file to the app's error handler: sync stops until `runFileAction`.
+    private mutating func enterManual(
+        cause: ProtocolErrorCode, fallback: ResetFallbackReason?, message: String,
+        reaction: inout ClientReaction
+    ) {
+        session = .inactive
+        resetRequest = nil
+        pendingFileAction = PendingFileAction(cause: cause, fallback: fallback)
+        reaction.fallback = fallback
+        reaction.reportedError = ReportedSyncError(
+            cause: cause, fallback: fallback, message: message)
+    }
+
+    /// An automatic reset with its fresh copy downloaded (REALM-SEMANTICS §4.2 step 3): the
+    /// before callback, the cycle check, the mode the server allows, the recovery or discard,
+    /// the schema check, then the new file identity and the after callback. Any failure is the
+    /// manual fallback.
+    private mutating func performReset(
+        _ copy: FreshCopy, request: ProtocolError, reaction: inout ClientReaction
+    ) {
+        resetRequest = nil
+        reaction.beforeResetCallback = true
+        func fail(
+            _ reason: ResetFallbackReason, _ message: String, _ reaction: inout ClientReaction
+        ) {
+            enterManual(
+                cause: request.code, fallback: reason, message: message, reaction: &reaction)
+        }
+
+        // Cycle detection (§4.5); a row left by a reset for another action is ignored.
+        var performed: PerformedResetMode =
+            resetMode == .discardUnsyncedChanges ? .discard : .recover
+        if let row = pendingReset, row.action == request.action {
+            reaction.cycleDetected = true
+            switch (row.mode, resetMode) {
+            case (.discard, _), (.recover, .recoverUnsyncedChanges), (.recover, .manual):
+                return fail(
+                    .cycleDetected,
+                    "a previous client reset (\(row.mode)) did not complete; giving up to prevent a cycle",
+                    &reaction)
+            case (.recover, .recoverOrDiscardUnsyncedChanges), (.recover, .discardUnsyncedChanges):
+                performed = .discard
+            }
+        }
+        if request.action == .clientResetNoRecovery, performed == .recover {
+            guard resetMode == .recoverOrDiscardUnsyncedChanges else {
+                return fail(
+                    .recoveryDisabled,
+                    "client recovery is disabled on the server; recoverUnsyncedChanges cannot run",
+                    &reaction)
+            }
+            performed = .discard
+        }
+        pendingReset = PendingReset(mode: performed, action: request.action, cause: request.code)
+
+        var state = copy.state
+        var recovered: [RecoveredChangeset] = []
+        if performed == .recover {
+            let local = unsynced.map(\.reciprocal)
+            do {
+                let recovery = try replica.recover(local, onto: copy.state)
+                state = recovery.state
+                recovered = recovery.changesets
+                reaction.recoveryDrops = recovery.drops
+                reaction.listsCopied = recovery.listsCopied
+                reaction.promiseViolations = RecoveryPromises.violations(
+                    localChanges: local, preReset: replica, fresh: copy.state,
+                    recovered: state)
+            } catch {
+                return fail(
+                    error.reason == .schemaMismatch ? .schemaMismatch : .recoveryFailed,
+                    "recovery failed: \(error.message)", &reaction)
+            }
+        }
+        if let missing = replica.schemaMissing(from: state) {
+            return fail(.schemaMismatch, "cannot reset: \(missing)", &reaction)
+        }
+
+        // The reset diff succeeded: the file takes the fresh copy's identity and state.
+        if performed == .discard {
+            for entry in unsynced { reaction.discardedWriteIDs.append(entry.writeID) }
+        }
+        let previous = unsynced
+        takeIdentity(of: copy, state: state)
+        for (entry, result) in zip(previous, recovered) {
+            if result.changeset.instructions.isEmpty {
+                reaction.droppedWriteIDs.append(entry.writeID)
+                continue
+            }
+            reaction.recoveredWriteIDs.append(entry.writeID)
+            if result.droppedCount > 0 {
+                reaction.partiallyRecoveredWriteIDs.append(entry.writeID)
+            }
+            clientVersion += 1
+            var changeset = result.changeset
+            changeset.version = clientVersion
+            changeset.lastIntegratedRemoteVersion = copy.latest.version
+            changeset.originFileIdent = 0
+            unsynced.append(
+                LocalHistoryEntry(
+                    original: changeset, reciprocal: changeset, writeID: entry.writeID))
+        }
+        reaction.afterResetCallback = true
+        reaction.resetCompleted = request.code
+        reaction.resetOutcome = performed == .recover ? .recovered : .discarded
+        session = .active
+        reaction.send = pendingUpload() ?? .mark
+    }
+
     // MARK: - Internals
 
-    /// discardUnsyncedChanges: the local file becomes an exact copy of the fresh server state
-    /// and takes over its ident and server version; unsynced writes are dropped.
+    /// A first open: the local file becomes the fresh copy and takes over its ident and server
+    /// version. A new file holds no unsynced writes (the app writes after its first download);
+    /// any there would be are dropped.
     private mutating func adoptFreshCopy(
         _ copy: FreshCopy, discarded: inout ContiguousArray<UInt64>
     ) {
         for entry in unsynced { discarded.append(entry.writeID) }
+        takeIdentity(of: copy, state: copy.state)
+    }
+
+    /// The file takes the fresh copy's ident and server version, with `state` as its content
+    /// and no unsynced changesets.
+    private mutating func takeIdentity(of copy: FreshCopy, state: Replica) {
         unsynced.removeAll(keepingCapacity: true)
-        replica = copy.state
+        replica = state
         file = copy.file
         downloadCursor = DownloadCursor(
             serverVersion: copy.latest.version, lastIntegratedClientVersion: 0)

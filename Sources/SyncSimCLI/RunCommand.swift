@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Measurement
 import Simulation
+import SyncEngine
 
 /// `syncsim run`: one deterministic run of a scenario, its summary, and its results on disk.
 public struct RunCommand: ParsableCommand {
@@ -32,6 +33,11 @@ public struct RunCommand: ParsableCommand {
     @Option(
         help: "Override the scenario's duration: seconds, or a number with s, m, h or d (e.g. 6h).")
     public var duration: String?
+
+    @Option(
+        name: .customLong("reset-mode"),
+        help: "Override the scenario's clientReset.mode (how every client handles a reset).")
+    public var resetMode: ClientResetMode?
 
     @Option(name: .customLong("out"), help: "The results directory (created if missing).")
     public var outputDirectory: String = "out"
@@ -88,7 +94,8 @@ public struct RunCommand: ParsableCommand {
             throw ExitCode(2)
         }
         loaded.applyOverrides(
-            clientsCount: clients, durationSeconds: duration.flatMap(RunCommand.parseDuration))
+            clientsCount: clients, durationSeconds: duration.flatMap(RunCommand.parseDuration),
+            resetMode: resetMode)
         let runSeed = seed ?? loaded.seed
         print(
             "seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
@@ -112,7 +119,8 @@ public struct RunCommand: ParsableCommand {
 
         let record = RunRecordBuilder.record(
             result: result, scenario: loaded, scenarioBytes: bytes, timings: timings,
-            overrides: RunOverrides(seed: seed, clients: clients, duration: duration))
+            overrides: RunOverrides(
+                seed: seed, clients: clients, duration: duration, resetMode: resetMode?.rawValue))
         do {
             _ = try store.insert(record)
             for table in ResultTable.allCases {
@@ -134,7 +142,8 @@ public struct RunCommand: ParsableCommand {
             let capsule = FailureCapsule(
                 scenario: scenario ?? "default", seed: runSeed, clients: clients,
                 durationSeconds: duration.flatMap(RunCommand.parseDuration),
-                failure: result.failures.joined(separator: "; "), fixedIn: "",
+                resetMode: resetMode?.rawValue, failure: result.failures.joined(separator: "; "),
+                fixedIn: "",
                 commit: BuildInfo.gitCommit, digest: result.traceDigest.hex,
                 reproduce: reproduceLine(seed: runSeed))
             let path = "\(outputDirectory)/capsule-seed-\(runSeed).json"
@@ -156,6 +165,7 @@ public struct RunCommand: ParsableCommand {
         parts += ["--seed", String(seed)]
         if let clients { parts += ["--clients", String(clients)] }
         if let duration { parts += ["--duration", duration] }
+        if let resetMode { parts += ["--reset-mode", resetMode.rawValue] }
         return parts.joined(separator: " ")
     }
 }
@@ -165,7 +175,10 @@ struct RunOverrides: Encodable {
     var seed: UInt64?
     var clients: UInt32?
     var duration: String?
+    var resetMode: String?
 }
+
+extension ClientResetMode: ExpressibleByArgument {}
 
 enum OutputDirectory {
     /// Creates the directory if needed and checks it can be written, with a clear error.

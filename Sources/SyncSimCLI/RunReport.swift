@@ -1,5 +1,6 @@
 import Foundation
 import Measurement
+import MergeCore
 import MergeWorkloads
 import Simulation
 import SyncEngine
@@ -119,6 +120,12 @@ enum RunRecordBuilder {
             .integer("writesDiscardedByReset", Int64(result.writesDiscardedByReset)),
             .integer("writesLostToRestore", Int64(result.writesLostToRestore)),
             .integer("writesPending", Int64(result.writesPending)),
+            .integer("writesDroppedByRecovery", Int64(result.writesDroppedByRecovery)),
+            .integer("writesKeptInBackup", Int64(result.writesKeptInBackup)),
+            .integer("writesRecovered", Int64(result.writesRecovered)),
+            .integer("writesPartiallyRecovered", Int64(result.writesPartiallyRecovered)),
+            .integer("writesIntegratedTwice", Int64(result.writesIntegratedTwice)),
+            .integer("resetMode", Int64(resetModeCode(result.resetMode))),
             .integer("resets", Int64(result.counters.resets)),
             .integer("clientsReset", Int64(result.clientsThatReset)),
             .real("resetsPerClientPerDay", result.resetsPerClientPerDay),
@@ -126,6 +133,28 @@ enum RunRecordBuilder {
         for (cause, count) in result.resetsByCause {
             metrics.append(.integer("resets\(cause.rawValue)", Int64(count)))
         }
+        let counters = result.counters
+        metrics += [
+            .integer("resetsRecovered", Int64(counters.resetsRecovered)),
+            .integer("resetsDiscarded", Int64(counters.resetsDiscarded)),
+            .integer("resetsManual", Int64(counters.resetsManual)),
+        ]
+        metrics += perReason(
+            "resetFallbacks", ResetFallbackReason.allCases.map(\.name),
+            counters.resetFallbacks)
+        metrics += [
+            .integer("resetCycles", Int64(counters.resetCycles)),
+            .integer("beforeResetCallbacks", Int64(counters.beforeResetCallbacks)),
+            .integer("afterResetCallbacks", Int64(counters.afterResetCallbacks)),
+            .integer("errorHandlerCalls", Int64(counters.errorHandlerCalls)),
+        ]
+        metrics += perReason(
+            "recoveryDropped", RecoveryDropReason.allCases.map(\.name),
+            counters.recoveryDrops)
+        metrics += [
+            .integer("listsCopied", Int64(counters.listsCopied)),
+            .integer("recoveryPromiseViolations", Int64(counters.recoveryPromiseViolations)),
+        ]
         metrics += [
             .integer("uploads", Int64(result.counters.uploads)),
             .integer("downloads", Int64(result.counters.downloads)),
@@ -135,6 +164,7 @@ enum RunRecordBuilder {
             .integer("restores", Int64(result.counters.restores)),
             .integer("restoresSkippedNoBackup", Int64(result.counters.restoresSkippedNoBackup)),
             .integer("terminations", Int64(result.counters.terminations)),
+            .integer("schemaChanges", Int64(result.counters.schemaChanges)),
             .integer("serverObjects", Int64(result.serverObjects)),
             .integer("serverVersions", Int64(result.serverVersions)),
         ]
@@ -151,10 +181,27 @@ enum RunRecordBuilder {
                 .integer("resets\(cause.rawValue)", Int64(counters.resetsByCause[index])))
         }
         metrics += [
+            .integer("resetsRecovered", Int64(counters.resetsRecovered)),
+            .integer("resetsDiscarded", Int64(counters.resetsDiscarded)),
+            .integer("resetsManual", Int64(counters.resetsManual)),
+            .integer("resetFallbacks", Int64(counters.resetFallbacks)),
             .integer("messagesLost", Int64(counters.messagesLost)),
             .integer("connections", Int64(counters.connections)),
         ]
         return metrics
+    }
+
+    /// The `reset_mode` column: 1 recoverUnsyncedChanges, 2 recoverOrDiscardUnsyncedChanges,
+    /// 3 discardUnsyncedChanges, 4 manual (README "CSV columns").
+    static func resetModeCode(_ mode: ClientResetMode) -> Int {
+        ClientResetMode.allCases.firstIndex(of: mode)! + 1
+    }
+
+    /// One metric per reason, `prefix` + the reason's name capitalized, in the reasons' order.
+    static func perReason(_ prefix: String, _ names: [String], _ counts: [UInt64]) -> [Metric] {
+        zip(names, counts).map { name, count in
+            .integer(prefix + name.prefix(1).uppercased() + name.dropFirst(), Int64(count))
+        }
     }
 }
 
@@ -174,18 +221,48 @@ enum RunSummaryPrinter {
         line("  writes made", "\(result.writesMade)")
         line("    synced", "\(result.writesSynced)")
         line("    discarded by a reset", "\(result.writesDiscardedByReset)")
+        line("    dropped by recovery rules", "\(result.writesDroppedByRecovery)")
+        line("    only in a manual backup", "\(result.writesKeptInBackup)")
         line("    lost to a server restore", "\(result.writesLostToRestore)")
         line("    still pending", "\(result.writesPending)")
+        line(
+            "  writes replayed by recovery",
+            "\(result.writesRecovered) (\(result.writesPartiallyRecovered) lost instructions), \(result.writesIntegratedTwice) integrated twice"
+        )
+        let counters = result.counters
         let causes = result.resetsByCause.filter { $0.count > 0 }
             .map { "\($0.cause.rawValue): \($0.count)" }.joined(separator: ", ")
+        line("  client reset mode", result.resetMode.rawValue)
         line(
             "  client resets",
-            "\(result.counters.resets) (\(causes.isEmpty ? "none" : causes)) across \(result.clientsThatReset) clients"
+            "\(counters.resets) (\(causes.isEmpty ? "none" : causes)) across \(result.clientsThatReset) clients"
+        )
+        line(
+            "    by outcome",
+            "recovered \(counters.resetsRecovered), discarded \(counters.resetsDiscarded), manual \(counters.resetsManual)"
+        )
+        let fallbacks = ResetFallbackReason.allCases.filter {
+            counters.resetFallbacks[$0.rawValue] > 0
+        }
+        .map { "\($0.name): \(counters.resetFallbacks[$0.rawValue])" }.joined(separator: ", ")
+        line(
+            "    fallbacks to manual",
+            "\(counters.resetFallbacks.reduce(0, +))\(fallbacks.isEmpty ? "" : " (\(fallbacks))")")
+        line("    cycles detected", "\(counters.resetCycles)")
+        line(
+            "    callbacks",
+            "before \(counters.beforeResetCallbacks), after \(counters.afterResetCallbacks), error handler \(counters.errorHandlerCalls)"
+        )
+        let drops = RecoveryDropReason.allCases.filter { counters.recoveryDrops[$0.rawValue] > 0 }
+            .map { "\($0.name): \(counters.recoveryDrops[$0.rawValue])" }.joined(separator: ", ")
+        line(
+            "    instructions dropped",
+            "\(counters.recoveryDrops.reduce(0, +))\(drops.isEmpty ? "" : " (\(drops))"), \(counters.listsCopied) lists copied"
         )
         line("  resets per client per day", format(result.resetsPerClientPerDay, 3))
         line(
             "  faults",
-            "\(result.counters.restores) restores, \(result.counters.terminations) terminations, \(result.counters.backups) backups"
+            "\(result.counters.restores) restores, \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups"
         )
         line(
             "  messages",

@@ -117,6 +117,23 @@ import Testing
         #expect((fields["digest"] as? String)?.count == 16)
     }
 
+    @Test func theResetModeOverrideIsRecordedAndChecked() throws {
+        let directory = try temporaryDirectory()
+        let arguments = ["run", "--seed", "4", "--out", directory, "--reset-mode", "manual"]
+        #expect(status(arguments + Self.small) == 0)
+        let csv = String(decoding: try #require(bytes("\(directory)/runs.csv")), as: UTF8.self)
+        let lines = csv.components(separatedBy: "\r\n")
+        let header = lines[0].components(separatedBy: ",")
+        let row = lines[1]
+        #expect(row.contains(#"""resetMode"":""manual"""#))
+        let column = try #require(header.firstIndex(of: "reset_mode"))
+        // options_json holds commas inside quotes: read the column from the end instead.
+        let fromEnd = header.count - column
+        let cells = row.components(separatedBy: ",")
+        #expect(cells[cells.count - fromEnd] == "4")
+        #expect(status(["run", "--reset-mode", "recover", "--out", directory]) == 64)
+    }
+
     @Test func durationsParse() {
         #expect(RunCommand.parseDuration("3600") == 3_600)
         #expect(RunCommand.parseDuration("90s") == 90)

@@ -93,6 +93,32 @@ import Testing
                 == .inconsistent)
     }
 
+    @Test func clientResetFieldsDecodeAndAreChecked() throws {
+        let scenario = try decode(
+            #"{ "clientReset": { "mode": "manual", "manualHandling": "nextLaunch", "relaunchSecondsMean": 60 }, "server": { "clientRecoveryEnabled": false }, "workload": { "listPercent": 20 } }"#
+        )
+        #expect(scenario.clientReset.mode == .manual)
+        #expect(scenario.clientReset.manualHandling == .nextLaunch)
+        #expect(scenario.clientReset.relaunchSecondsMean == 60)
+        #expect(!scenario.server.clientRecoveryEnabled)
+        #expect(scenario.workload.listPercent == 20)
+        #expect(try decode("{}").clientReset.mode == .recoverUnsyncedChanges)
+        let unknownMode = error(#"{ "clientReset": { "mode": "recover" } }"#)
+        #expect(unknownMode?.field == "clientReset.mode")
+        #expect(unknownMode?.fix.contains("\"recoverOrDiscardUnsyncedChanges\"") == true)
+        #expect(
+            error(#"{ "server": { "clientRecoveryEnabled": 1 } }"#)?.field
+                == "server.clientRecoveryEnabled")
+        #expect(
+            error(#"{ "workload": { "erasePercent": 50, "addIntegerPercent": 30, "listPercent": 30 } }"#)?
+                .code == .inconsistent)
+        let twice = error(
+            #"{ "faults": [ { "kind": "breakingSchemaChange", "atSeconds": 10 }, { "kind": "breakingSchemaChange", "atSeconds": 20 } ] }"#
+        )
+        #expect(twice?.field == "faults[1].kind")
+        #expect(twice?.code == .inconsistent)
+    }
+
     @Test func aMissingFileIsUnreadable() {
         do {
             _ = try Scenario.load(path: "/nonexistent/scenario.json")

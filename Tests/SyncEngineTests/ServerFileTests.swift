@@ -63,8 +63,8 @@ import Testing
                 let download = server.download(for: ident.file.ident, after: ident.download)
                 _ = client.receive(.download(download), transformer: &transformer)
                 return nil
-            case .upload:
-                Issue.record("connect does not upload")
+            case .upload, .mark:
+                Issue.record("connect neither uploads nor marks")
                 return nil
             }
         }

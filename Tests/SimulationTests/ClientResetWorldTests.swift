@@ -1,0 +1,131 @@
+import MergeCore
+import SyncEngine
+import Testing
+
+@testable import Simulation
+
+/// A small world with list edits and both faults that reset every client: a restore at 3000 s
+/// (the backup of 1800 s) and a termination at 5000 s.
+func resetScenario(_ mode: ClientResetMode) -> Scenario {
+    var scenario = smallScenario()
+    scenario.workload.keyDistribution = .zipf
+    scenario.workload.objectsPerPartition = 30
+    scenario.workload.erasePercent = 15
+    scenario.workload.listPercent = 30
+    scenario.workload.writesPerMinuteOffline = 1
+    scenario.clock.skewMillisecondsMax = 2_000
+    scenario.clientReset.mode = mode
+    scenario.faults = [
+        FaultSpec(kind: .restoreFromBackup, atSeconds: 3_000),
+        FaultSpec(kind: .terminateSync, atSeconds: 5_000),
+    ]
+    return scenario
+}
+
+extension RunResult {
+    /// Every write is in exactly one final state.
+    var ledgerBalances: Bool {
+        writesMade
+            == writesSynced + writesDiscardedByReset + writesLostToRestore + writesPending
+            + writesDroppedByRecovery + writesKeptInBackup
+    }
+}
+
+@Suite struct ClientResetWorldTests {
+    @Test(arguments: ClientResetMode.allCases)
+    func everyModeDoesWhatItPromisesAndConverges(mode: ClientResetMode) {
+        let result = World(scenario: resetScenario(mode), seed: 21).run()
+        #expect(result.passed, "\(mode): \(result.failures)")
+        #expect(result.converged)
+        #expect(result.writesPending == 0)
+        #expect(result.ledgerBalances)
+        let counters = result.counters
+        #expect(counters.resets >= 40, "every client resets after the termination")
+        #expect(counters.recoveryPromiseViolations == 0)
+        #expect(counters.resetFallbacks.allSatisfy { $0 == 0 })
+        switch mode {
+        case .recoverUnsyncedChanges, .recoverOrDiscardUnsyncedChanges:
+            #expect(counters.resetsRecovered == counters.resets)
+            #expect(result.writesDiscardedByReset == 0 && result.writesKeptInBackup == 0)
+            #expect(result.writesRecovered > 0)
+            #expect(counters.afterResetCallbacks == counters.resets)
+            #expect(counters.errorHandlerCalls == 0)
+            // The workload erases objects that other clients edit offline.
+            #expect(counters.recoveryDrops[RecoveryDropReason.objectDeleted.rawValue] > 0)
+        case .discardUnsyncedChanges:
+            #expect(counters.resetsDiscarded == counters.resets)
+            #expect(result.writesDiscardedByReset > 0)
+            #expect(result.writesRecovered == 0 && result.writesDroppedByRecovery == 0)
+            #expect(counters.recoveryDrops.allSatisfy { $0 == 0 })
+        case .manual:
+            #expect(counters.resetsManual == counters.resets)
+            #expect(result.writesKeptInBackup > 0)
+            #expect(counters.beforeResetCallbacks == 0 && counters.afterResetCallbacks == 0)
+            #expect(counters.errorHandlerCalls == counters.resets)
+        }
+        if mode != .manual {
+            #expect(counters.beforeResetCallbacks == counters.resets)
+        }
+    }
+
+    /// Atlas needs a termination for a breaking change: every client resets, and every
+    /// automatic reset fails the schema check and goes to the manual handler.
+    @Test(arguments: [ClientResetMode.recoverUnsyncedChanges, .discardUnsyncedChanges])
+    func aBreakingSchemaChangeFallsBackToTheManualHandler(mode: ClientResetMode) {
+        var scenario = resetScenario(mode)
+        scenario.faults = [FaultSpec(kind: .breakingSchemaChange, atSeconds: 3_000)]
+        let world = World(scenario: scenario, seed: 5)
+        let result = world.run()
+        #expect(result.passed, "\(result.failures)")
+        let schemaMismatch = result.counters.resetFallbacks[ResetFallbackReason.schemaMismatch.rawValue]
+        #expect(schemaMismatch == 40)
+        #expect(result.counters.resetsManual == 40)
+        #expect(result.counters.afterResetCallbacks == 0)
+        #expect(result.counters.schemaChanges == 1)
+        #expect(result.ledgerBalances)
+        for server in world.servers {
+            let columns = server.state.schema(of: WorkloadSchema.itemTable)!.columns
+            #expect(!columns.contains { $0.field == WorkloadSchema.rankField })
+        }
+    }
+
+    /// Client Recovery switched off before a termination: recoverUnsyncedChanges must fail to
+    /// the manual handler, recoverOrDiscardUnsyncedChanges discards.
+    @Test(arguments: [ClientResetMode.recoverUnsyncedChanges, .recoverOrDiscardUnsyncedChanges])
+    func clientRecoveryDisabledOnTheServer(mode: ClientResetMode) {
+        var scenario = resetScenario(mode)
+        scenario.faults = [
+            FaultSpec(kind: .disableClientRecovery, atSeconds: 2_000),
+            FaultSpec(kind: .terminateSync, atSeconds: 3_000),
+        ]
+        let result = World(scenario: scenario, seed: 9).run()
+        #expect(result.passed, "\(result.failures)")
+        let disabled = result.counters.resetFallbacks[ResetFallbackReason.recoveryDisabled.rawValue]
+        if mode == .recoverUnsyncedChanges {
+            #expect(disabled == result.counters.resets)
+            #expect(result.counters.resetsManual == result.counters.resets)
+        } else {
+            #expect(disabled == 0)
+            #expect(result.counters.resetsDiscarded == result.counters.resets)
+        }
+        #expect(result.counters.resets >= 40)
+    }
+
+    /// With `nextLaunch`, a manual reset waits for the app's next launch; the app keeps writing
+    /// into the file meanwhile, and those writes end in the backup. Healing relaunches the apps.
+    @Test func nextLaunchIsDeterministicAndHeals() {
+        var scenario = resetScenario(.manual)
+        scenario.clientReset.manualHandling = .nextLaunch
+        scenario.clientReset.relaunchSecondsMean = 600
+        scenario.network.lossPerMillion = 3_000
+        let first = World(scenario: scenario, seed: 33).run()
+        let second = World(scenario: scenario, seed: 33).run()
+        #expect(first.passed, "\(first.failures)")
+        #expect(first.converged)
+        #expect(first.traceDigest == second.traceDigest)
+        #expect(first.counters == second.counters)
+        #expect(first.ledgerTotals == second.ledgerTotals)
+        #expect(first.counters.resetsManual >= 40)
+        #expect(first.ledgerBalances)
+    }
+}
