@@ -13,9 +13,9 @@
 //!   error, and the app backs the file up and deletes it (`immediatelyHandleError`) at once or
 //!   at its next launch; the next open downloads a fresh copy.
 //!
-//! Before/after callbacks are counted, not run: `before` is called once an automatic reset
-//! passes its cycle check, `after` only when it completes (never after a failure, never in
-//! manual mode), as in the reference.
+//! Before/after callbacks are counted, not run: `before` is called once an automatic reset has
+//! its fresh copy (before the cycle check, as in the reference, so a failing reset calls it
+//! too), `after` only when the reset completes (never after a failure, never in manual mode).
 
 /// How a client handles a client reset. Raw values are the Swift SDK's case names.
 public enum ClientResetMode: String, Sendable, CaseIterable, Codable {
