@@ -20,6 +20,8 @@ public enum WriteState: UInt8, Sendable, CaseIterable {
     /// Unsynced when the app backed the file up and deleted it (manual mode, or the manual
     /// fallback of an automatic mode): the write survives only in the backup file.
     case keptInBackup = 5
+    /// Unsynced when the app deleted the file after a permission-denied error: gone.
+    case deletedAfterPermissionDenied = 6
 }
 
 public struct Ledger: Sendable {
@@ -55,7 +57,8 @@ public struct Ledger: Sendable {
     public mutating func markSynced(_ write: UInt64) {
         let index = Int(write)
         switch states[index] {
-        case .pending, .discardedByReset, .droppedByRecovery, .keptInBackup:
+        case .pending, .discardedByReset, .droppedByRecovery, .keptInBackup,
+            .deletedAfterPermissionDenied:
             states[index] = .synced
         case .synced where flags[index] & Ledger.recoveredFlag != 0:
             flags[index] |= Ledger.integratedTwiceFlag
@@ -81,6 +84,12 @@ public struct Ledger: Sendable {
     /// the server has it).
     public mutating func markKeptInBackup(_ write: UInt64) {
         dropLocally(write, to: .keptInBackup)
+    }
+
+    /// The app deleted the file after a permission-denied error with the write unsynced (it
+    /// stays synced if the server has it).
+    public mutating func markDeletedAfterPermissionDenied(_ write: UInt64) {
+        dropLocally(write, to: .deletedAfterPermissionDenied)
     }
 
     /// Recovery replayed the write; `partially` when it lost some instructions.

@@ -67,10 +67,13 @@ public struct RunResult: Sendable {
         ledgerTotals[Int(WriteState.droppedByRecovery.rawValue)]
     }
     public var writesKeptInBackup: UInt64 { ledgerTotals[Int(WriteState.keptInBackup.rawValue)] }
+    public var writesDeletedAfterPermissionDenied: UInt64 {
+        ledgerTotals[Int(WriteState.deletedAfterPermissionDenied.rawValue)]
+    }
 
-    /// Completed resets per cause, in `ResetCause.allCases` order.
+    /// Completed resets per cause, in `ProtocolErrorCode.resetCauses` order.
     public var resetsByCause: [(cause: ResetCause, count: UInt64)] {
-        ResetCause.allCases.enumerated().map { index, cause in
+        ProtocolErrorCode.resetCauses.enumerated().map { index, cause in
             (cause, clients.reduce(0) { $0 + $1.resetsByCause[index] })
         }
     }

@@ -184,7 +184,14 @@ extension Scenario {
                 let kind: FaultKind = try sub.choice("kind", default: nil)
                 let at = try sub.unsigned(
                     "atSeconds", default: nil, range: 0...Limits.durationSecondsMax)
+                let percent = try sub.unsigned("partitionsPercent", default: 100, range: 0...100)
                 try sub.finish()
+                if kind != .revokeAccess, sub.has("partitionsPercent") {
+                    throw ScenarioError(
+                        code: .inconsistent, file: file, field: "faults[\(index)].partitionsPercent",
+                        problem: "partitionsPercent applies to revokeAccess faults only",
+                        fix: "remove it, or make the fault's kind revokeAccess")
+                }
                 if at >= scenario.durationSeconds {
                     throw ScenarioError(
                         code: .outOfRange, file: file, field: "faults[\(index)].atSeconds",
@@ -201,7 +208,8 @@ extension Scenario {
                             "a second breakingSchemaChange (the schema has one property to remove)",
                         fix: "keep one breakingSchemaChange fault")
                 }
-                scenario.faults.append(FaultSpec(kind: kind, atSeconds: at))
+                scenario.faults.append(
+                    FaultSpec(kind: kind, atSeconds: at, partitionsPercent: UInt32(percent)))
             }
         }
         try reader.finish()
@@ -247,6 +255,12 @@ struct FieldReader {
         guard let value = raw(key) else { return fallback }
         guard case .string(let string) = value else { throw wrongType(key, "a string") }
         return string
+    }
+
+    /// Whether the object holds `key` with a non-null value.
+    func has(_ key: String) -> Bool {
+        if let value = object[key] { return value != .null }
+        return false
     }
 
     mutating func bool(_ key: String, default fallback: Bool) throws(ScenarioError) -> Bool {

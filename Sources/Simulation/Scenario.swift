@@ -22,14 +22,24 @@ public enum FaultKind: String, Sendable, CaseIterable {
     /// `ClientResetNoRecovery` until it is switched on again.
     case disableClientRecovery
     case enableClientRecovery
+    /// Users lose access to some partitions (`partitionsPercent` of them, drawn from the
+    /// server's stream): the server ends their sessions with 206 permission_denied and refuses
+    /// them until `restoreAccess`. The SDK reports `permissionDeniedError`, and the app deletes
+    /// the file (no backup) at once or at its next launch, then retries opening it.
+    case revokeAccess
+    /// Every partition is accessible again.
+    case restoreAccess
 }
 
 public struct FaultSpec: Sendable, Equatable {
     public var kind: FaultKind
     public var atSeconds: UInt64
-    public init(kind: FaultKind, atSeconds: UInt64) {
+    /// `revokeAccess` only: the chance, in percent, that each partition loses access.
+    public var partitionsPercent: UInt32
+    public init(kind: FaultKind, atSeconds: UInt64, partitionsPercent: UInt32 = 100) {
         self.kind = kind
         self.atSeconds = atSeconds
+        self.partitionsPercent = partitionsPercent
     }
 }
 

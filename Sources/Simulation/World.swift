@@ -39,6 +39,9 @@ struct ClientSlot {
     var toClientFreeAt: UInt64 = 0
     var server = ServerSession()
     var backoffFailures: UInt32 = 0
+    /// A file action event is queued for this client; its generation tells stale ones apart.
+    var fileActionScheduled = false
+    var fileActionGeneration: UInt32 = 0
     /// Messages left until the next lost one, counting it; 0 = not drawn yet.
     var messagesUntilLoss: UInt32 = 0
     let skewMs: Int64
@@ -51,8 +54,9 @@ public struct ClientCounters: Sendable, Equatable {
     /// Completed client resets: automatic ones when the file took the fresh copy, manual ones
     /// (and fallbacks) when the app backed the file up and deleted it.
     public var resets: UInt64 = 0
-    /// Indexed by `ResetCause.allCases` order.
-    public var resetsByCause = [UInt64](repeating: 0, count: ResetCause.allCases.count)
+    /// Indexed in `ProtocolErrorCode.resetCauses` order.
+    public var resetsByCause = [UInt64](
+        repeating: 0, count: ProtocolErrorCode.resetCauses.count)
     public var resetsRecovered: UInt64 = 0
     public var resetsDiscarded: UInt64 = 0
     public var resetsManual: UInt64 = 0
@@ -68,8 +72,8 @@ public struct ClientCounters: Sendable, Equatable {
 public typealias ResetCause = ProtocolErrorCode
 
 extension ProtocolErrorCode {
-    /// The position of this cause in `allCases` (the order of the per-cause counters).
-    var index: Int { Self.allCases.firstIndex(of: self)! }
+    /// The position of this cause in `resetCauses` (the order of the per-cause counters).
+    var index: Int { Self.resetCauses.firstIndex(of: self)! }
 }
 
 struct Backup {
@@ -105,6 +109,8 @@ public final class World {
     let serverStream: RandomStream
     /// The server's Client Recovery setting (faults switch it).
     var clientRecoveryEnabled: Bool
+    /// Per partition: its users have lost access (`revokeAccess`).
+    var accessDenied: [Bool]
     /// File actions (manual resets) scheduled and not yet run; part of quiescence in healing.
     var fileActionsPending = 0
 
@@ -160,6 +166,7 @@ public final class World {
         }
         serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
         clientRecoveryEnabled = scenario.server.clientRecoveryEnabled
+        accessDenied = Array(repeating: false, count: Int(scenario.partitionsCount))
 
         let schema = WorkloadSchema.initialReplica()
         servers = []
@@ -279,7 +286,10 @@ public final class World {
             }
         case .fault: fault(scenario.faults[Int(event.subject)])
         case .fileAction:
-            fileActionsPending -= 1
+            // Stale when healing ran the action already.
+            guard event.generation == clients[Int(event.subject)].fileActionGeneration else {
+                return
+            }
             runFileAction(event.subject)
         case .healingStart: startHealing()
         case .scriptedConnectivity:
@@ -485,6 +495,10 @@ public final class World {
         let slot = Int(client)
         guard event.generation == clients[slot].epoch else { return }
         let partition = Int(clients[slot].partition)
+        if accessDenied[partition] {
+            refuseAccess(client)
+            return
+        }
         switch message {
         case .requestFreshCopy:
             let copy = servers[partition].allocateFreshCopy(fileSalt: World.salt(serverStream))
@@ -528,6 +542,13 @@ public final class World {
         case .mark:
             pushDownload(to: client, partition: partition, evenIfEmpty: true)
         }
+    }
+
+    /// The server ends the client's session with 206 permission_denied.
+    func refuseAccess(_ client: UInt32) {
+        clients[Int(client)].server = ServerSession()
+        digest.fold(0xDE, UInt64(client))
+        sendToClient(client, .error(ProtocolError(code: .permissionDenied, action: .deleteRealm)))
     }
 
     /// A reset error as the server sends it: `ClientResetNoRecovery` while Client Recovery is
@@ -617,6 +638,7 @@ public final class World {
         }
         if let error = reaction.reportedError {
             counters.errorHandlerCalls += 1
+            if error.cause == .permissionDenied { counters.permissionDeniedErrors += 1 }
             digest.fold(0xEE | UInt64(client) << 8, UInt64(error.cause.rawValue))
             if let reason = error.fallback {
                 counters.resetFallbacks[reason.rawValue] += 1
@@ -655,21 +677,40 @@ public final class World {
                 seconds: appStreams[Int(client)].exponential(
                     mean: scenario.clientReset.relaunchSecondsMean))
         }
+        precondition(!clients[Int(client)].fileActionScheduled, "a second file action")
+        clients[Int(client)].fileActionScheduled = true
         fileActionsPending += 1
-        queue.schedule(at: now + delay, .fileAction, subject: client)
+        queue.schedule(
+            at: now + delay, .fileAction, subject: client,
+            generation: clients[Int(client)].fileActionGeneration)
     }
 
-    /// Backs the file up and deletes it; the writes it held unsynced live on only in the
-    /// backup. The new, empty file downloads a fresh copy when the client is online, and the
-    /// app writes again after that first download.
+    /// Runs the app's file action. After a client reset error the file is backed up and
+    /// deleted (its unsynced writes live on only in the backup) and the new, empty file
+    /// downloads a fresh copy at once when the client is online. After permission denied the
+    /// file is deleted (its unsynced writes are gone) and the app retries opening it after the
+    /// reconnect back-off. Either way the app writes again after the first download.
     func runFileAction(_ client: UInt32) {
         let slot = Int(client)
-        guard let (action, backedUp) = clients[slot].sync.runFileAction() else { return }
-        for write in backedUp { ledger.markKeptInBackup(write) }
-        completeReset(client, cause: action.cause, outcome: .manual)
+        if clients[slot].fileActionScheduled {
+            // Whether its event fires now or healing runs it early, the event is spent.
+            clients[slot].fileActionScheduled = false
+            clients[slot].fileActionGeneration &+= 1
+            fileActionsPending -= 1
+        }
+        guard let (action, writes) = clients[slot].sync.runFileAction() else { return }
         clients[slot].writing = false
         clients[slot].writeGeneration &+= 1
-        if clients[slot].online { connect(client) }
+        switch action.kind {
+        case .backUpThenDelete:
+            for write in writes { ledger.markKeptInBackup(write) }
+            completeReset(client, cause: action.cause, outcome: .manual)
+            if clients[slot].online { connect(client) }
+        case .delete:
+            for write in writes { ledger.markDeletedAfterPermissionDenied(write) }
+            counters.filesDeletedAfterPermissionDenied += 1
+            breakConnectionAndRetry(client)
+        }
     }
 
     // MARK: - Backups and faults
@@ -707,6 +748,21 @@ public final class World {
             // A setting, not a restart: sessions go on.
             clientRecoveryEnabled = fault.kind == .enableClientRecovery
             return
+        case .revokeAccess:
+            counters.accessRevocations += 1
+            for partition in accessDenied.indices
+            where serverStream.chance(UInt64(fault.partitionsPercent), outOf: 100) {
+                accessDenied[partition] = true
+            }
+            // The server ends the sessions of the users who lost access; the others go on.
+            for index in clients.indices
+            where accessDenied[Int(clients[index].partition)] && clients[index].server.active {
+                refuseAccess(UInt32(index))
+            }
+            return
+        case .restoreAccess:
+            for partition in accessDenied.indices { accessDenied[partition] = false }
+            return
         }
         // The server restarted: every session ends, and clients reconnect after a back-off.
         for index in clients.indices where clients[index].sync.session != .disconnected {
@@ -729,6 +785,7 @@ public final class World {
 
     func startHealing() {
         healing = true
+        for partition in accessDenied.indices { accessDenied[partition] = false }
         // Apps relaunch: pending manual resets run their file action now.
         for index in clients.indices where clients[index].sync.session == .inactive {
             runFileAction(UInt32(index))
@@ -800,6 +857,10 @@ public struct WorldCounters: Sendable, Equatable {
     public var restoresSkippedNoBackup: UInt64 = 0
     public var terminations: UInt64 = 0
     public var schemaChanges: UInt64 = 0
+    public var accessRevocations: UInt64 = 0
+    /// Permission-denied errors handed to the error handler, and files deleted for them.
+    public var permissionDeniedErrors: UInt64 = 0
+    public var filesDeletedAfterPermissionDenied: UInt64 = 0
 }
 
 #if canImport(Glibc)

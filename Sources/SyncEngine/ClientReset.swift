@@ -81,16 +81,28 @@ public enum ResetOutcome: UInt8, Sendable {
 
 /// An error the SDK hands to the sync manager's error handler.
 public struct ReportedSyncError: Sendable, Equatable {
+    /// The protocol error behind it. 206 is `SyncError.Code.permissionDeniedError` (9): the
+    /// handler gets a token that deletes the file. Every other cause is
     /// `SyncError.Code.clientResetError` (7): a manual reset, or the fallback of an automatic
-    /// one. The handler gets the backup path and the token for `immediatelyHandleError`.
+    /// one; the handler gets the backup path and the token for `immediatelyHandleError`.
     public var cause: ProtocolErrorCode
     /// Nil in manual mode; the reason an automatic reset gave up otherwise.
     public var fallback: ResetFallbackReason?
     public var message: String
 }
 
-/// A manual reset waiting for the app's file action (back up, then delete).
+/// What the app's file action does to the local file.
+public enum FileActionKind: UInt8, Sendable {
+    /// A client reset error: the file is copied to the recovery path, then deleted.
+    case backUpThenDelete = 1
+    /// Permission denied: the file is deleted, with no backup.
+    case delete = 2
+}
+
+/// An error waiting for the app's file action (at once with the error's token, or at the
+/// app's next launch).
 public struct PendingFileAction: Sendable, Equatable {
+    public var kind: FileActionKind
     public var cause: ProtocolErrorCode
     public var fallback: ResetFallbackReason?
 }

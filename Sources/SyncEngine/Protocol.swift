@@ -117,6 +117,9 @@ public struct DownloadMessage: Sendable {
 /// A session-level protocol error (REALM-SEMANTICS §3.3). Codes are the reference's and are
 /// never renumbered.
 public enum ProtocolErrorCode: UInt16, Sendable, CaseIterable, Comparable {
+    /// The user may not read (or write) this partition any more: not a reset; the SDK reports
+    /// `permissionDeniedError` and deletes the file (action `DeleteRealm`).
+    case permissionDenied = 206
     case badClientFileIdent = 208
     case badServerVersion = 209
     case badClientVersion = 210
@@ -126,19 +129,24 @@ public enum ProtocolErrorCode: UInt16, Sendable, CaseIterable, Comparable {
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
+    /// The codes that start a client reset, and 212 (a download that failed to integrate,
+    /// which resets too): the causes the per-cause reset counters are kept for, in order.
+    public static let resetCauses: [ProtocolErrorCode] = allCases.filter { $0 != .permissionDenied }
+
     /// True for every code whose client status is SyncClientResetRequired.
     public var requiresClientReset: Bool {
         switch self {
         case .badClientFileIdent, .badServerVersion, .badClientVersion, .divergingHistories,
             .clientFileExpired:
             true
-        case .badChangeset:
+        case .badChangeset, .permissionDenied:
             false
         }
     }
 
     public var name: String {
         switch self {
+        case .permissionDenied: "permission_denied"
         case .badClientFileIdent: "bad_client_file_ident"
         case .badServerVersion: "bad_server_version"
         case .badClientVersion: "bad_client_version"
@@ -156,6 +164,8 @@ public enum ErrorAction: UInt8, Sendable {
     /// fails to the manual fallback, `recoverOrDiscardUnsyncedChanges` discards.
     case clientResetNoRecovery = 2
     case applicationBug = 3
+    /// Delete the local file, without a backup (permission denied).
+    case deleteRealm = 4
 }
 
 public struct ProtocolError: Sendable, Equatable {

@@ -124,19 +124,19 @@ public struct SyncClient: Sendable {
         return session == .active ? pendingUpload() : nil
     }
 
-    /// The app's file action for a manual reset (`SyncSession.immediatelyHandleError`, or the
-    /// next launch): the file is backed up to the recovery path and deleted. Returns the
-    /// pending action and the writes that now live only in the backup; the client is a new,
-    /// empty file that downloads a fresh copy at its next `connect`. Nil when no action is
-    /// pending.
+    /// The app's file action (`SyncSession.immediatelyHandleError`, or the next launch): for a
+    /// client reset error the file is backed up to the recovery path and deleted; for
+    /// permission denied it is deleted. Returns the pending action and the writes the file held
+    /// unsynced (now only in the backup, or gone); the client is a new, empty file that
+    /// downloads a fresh copy at its next `connect`. Nil when no action is pending.
     public mutating func runFileAction() -> (
-        action: PendingFileAction, backedUpWriteIDs: ContiguousArray<UInt64>
+        action: PendingFileAction, unsyncedWriteIDs: ContiguousArray<UInt64>
     )? {
         guard session == .inactive, let action = pendingFileAction else { return nil }
-        var backedUp = ContiguousArray<UInt64>()
-        for entry in unsynced { backedUp.append(entry.writeID) }
+        var writes = ContiguousArray<UInt64>()
+        for entry in unsynced { writes.append(entry.writeID) }
         self = SyncClient(initialState: initialState, resetMode: resetMode)
-        return (action, backedUp)
+        return (action, writes)
     }
 
     // MARK: - Session
@@ -171,9 +171,14 @@ public struct SyncClient: Sendable {
         var reaction = ClientReaction()
         switch message {
         case .error(let error):
-            guard session == .connecting || session == .active else { return reaction }
+            guard session != .disconnected, session != .inactive else { return reaction }
             if error.code.requiresClientReset {
                 startReset(error, reaction: &reaction)
+            } else if error.action == .deleteRealm {
+                enterInactive(
+                    .delete, cause: error.code, fallback: nil,
+                    message: "permission denied (\(error.code.rawValue) \(error.code.name))",
+                    reaction: &reaction)
             } else {
                 // Not a reset: the session closes; the world reconnects after a back-off.
                 session = .disconnected
@@ -212,8 +217,8 @@ public struct SyncClient: Sendable {
     private mutating func startReset(_ error: ProtocolError, reaction: inout ClientReaction) {
         reaction.resetStarted = error.code
         if resetMode == .manual {
-            enterManual(
-                cause: error.code, fallback: nil,
+            enterInactive(
+                .backUpThenDelete, cause: error.code, fallback: nil,
                 message: "client reset required (\(error.code.rawValue) \(error.code.name))",
                 reaction: &reaction)
             return
@@ -224,13 +229,13 @@ public struct SyncClient: Sendable {
     }
 
     /// Hands the file to the app's error handler: sync stops until `runFileAction`.
-    private mutating func enterManual(
-        cause: ProtocolErrorCode, fallback: ResetFallbackReason?, message: String,
-        reaction: inout ClientReaction
+    private mutating func enterInactive(
+        _ kind: FileActionKind, cause: ProtocolErrorCode, fallback: ResetFallbackReason?,
+        message: String, reaction: inout ClientReaction
     ) {
         session = .inactive
         resetRequest = nil
-        pendingFileAction = PendingFileAction(cause: cause, fallback: fallback)
+        pendingFileAction = PendingFileAction(kind: kind, cause: cause, fallback: fallback)
         reaction.fallback = fallback
         reaction.reportedError = ReportedSyncError(
             cause: cause, fallback: fallback, message: message)
@@ -248,8 +253,9 @@ public struct SyncClient: Sendable {
         func fail(
             _ reason: ResetFallbackReason, _ message: String, _ reaction: inout ClientReaction
         ) {
-            enterManual(
-                cause: request.code, fallback: reason, message: message, reaction: &reaction)
+            enterInactive(
+                .backUpThenDelete, cause: request.code, fallback: reason, message: message,
+                reaction: &reaction)
         }
 
         // Cycle detection (§4.5); a row left by a reset for another action is ignored.

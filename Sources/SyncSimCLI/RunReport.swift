@@ -122,6 +122,9 @@ enum RunRecordBuilder {
             .integer("writesPending", Int64(result.writesPending)),
             .integer("writesDroppedByRecovery", Int64(result.writesDroppedByRecovery)),
             .integer("writesKeptInBackup", Int64(result.writesKeptInBackup)),
+            .integer(
+                "writesDeletedAfterPermissionDenied",
+                Int64(result.writesDeletedAfterPermissionDenied)),
             .integer("writesRecovered", Int64(result.writesRecovered)),
             .integer("writesPartiallyRecovered", Int64(result.writesPartiallyRecovered)),
             .integer("writesIntegratedTwice", Int64(result.writesIntegratedTwice)),
@@ -165,6 +168,11 @@ enum RunRecordBuilder {
             .integer("restoresSkippedNoBackup", Int64(result.counters.restoresSkippedNoBackup)),
             .integer("terminations", Int64(result.counters.terminations)),
             .integer("schemaChanges", Int64(result.counters.schemaChanges)),
+            .integer("accessRevocations", Int64(result.counters.accessRevocations)),
+            .integer("permissionDeniedErrors", Int64(result.counters.permissionDeniedErrors)),
+            .integer(
+                "filesDeletedAfterPermissionDenied",
+                Int64(result.counters.filesDeletedAfterPermissionDenied)),
             .integer("serverObjects", Int64(result.serverObjects)),
             .integer("serverVersions", Int64(result.serverVersions)),
         ]
@@ -176,7 +184,7 @@ enum RunRecordBuilder {
             .integer("writesMade", Int64(counters.writesMade)),
             .integer("resets", Int64(counters.resets)),
         ]
-        for (index, cause) in ResetCause.allCases.enumerated() {
+        for (index, cause) in ProtocolErrorCode.resetCauses.enumerated() {
             metrics.append(
                 .integer("resets\(cause.rawValue)", Int64(counters.resetsByCause[index])))
         }
@@ -223,6 +231,7 @@ enum RunSummaryPrinter {
         line("    discarded by a reset", "\(result.writesDiscardedByReset)")
         line("    dropped by recovery rules", "\(result.writesDroppedByRecovery)")
         line("    only in a manual backup", "\(result.writesKeptInBackup)")
+        line("    deleted, permission denied", "\(result.writesDeletedAfterPermissionDenied)")
         line("    lost to a server restore", "\(result.writesLostToRestore)")
         line("    still pending", "\(result.writesPending)")
         line(
@@ -263,6 +272,10 @@ enum RunSummaryPrinter {
         line(
             "  faults",
             "\(result.counters.restores) restores, \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups"
+        )
+        line(
+            "  permission denied",
+            "\(result.counters.accessRevocations) revocations, \(result.counters.permissionDeniedErrors) errors reported, \(result.counters.filesDeletedAfterPermissionDenied) files deleted"
         )
         line(
             "  messages",

@@ -27,7 +27,7 @@ extension RunResult {
     var ledgerBalances: Bool {
         writesMade
             == writesSynced + writesDiscardedByReset + writesLostToRestore + writesPending
-            + writesDroppedByRecovery + writesKeptInBackup
+            + writesDroppedByRecovery + writesKeptInBackup + writesDeletedAfterPermissionDenied
     }
 }
 
@@ -127,5 +127,27 @@ extension RunResult {
         #expect(first.ledgerTotals == second.ledgerTotals)
         #expect(first.counters.resetsManual >= 40)
         #expect(first.ledgerBalances)
+    }
+
+    /// Half the partitions lose access for a while: their users' sessions end with 206, the
+    /// apps delete their files and retry opening them, and they sync again once access is back.
+    @Test func revokedAccessDeletesFilesAndHeals() {
+        var scenario = resetScenario(.recoverUnsyncedChanges)
+        scenario.faults = [
+            FaultSpec(kind: .revokeAccess, atSeconds: 2_000, partitionsPercent: 50),
+            FaultSpec(kind: .restoreAccess, atSeconds: 4_000),
+        ]
+        let result = World(scenario: scenario, seed: 12).run()
+        #expect(result.passed, "\(result.failures)")
+        #expect(result.converged)
+        #expect(result.counters.accessRevocations == 1)
+        #expect(result.counters.permissionDeniedErrors > 0)
+        #expect(result.counters.filesDeletedAfterPermissionDenied > 0)
+        #expect(result.writesDeletedAfterPermissionDenied > 0)
+        #expect(result.counters.resets == 0, "permission denied is not a client reset")
+        #expect(result.ledgerBalances)
+        // Only the clients of the partitions that lost access were refused.
+        let refused = result.counters.filesDeletedAfterPermissionDenied
+        #expect(refused < UInt64(scenario.clientsCount) * 40)
     }
 }

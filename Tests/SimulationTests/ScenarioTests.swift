@@ -117,6 +117,12 @@ import Testing
         )
         #expect(twice?.field == "faults[1].kind")
         #expect(twice?.code == .inconsistent)
+        let revoke = try decode(
+            #"{ "faults": [ { "kind": "revokeAccess", "atSeconds": 10, "partitionsPercent": 30 } ] }"#)
+        #expect(revoke.faults[0].partitionsPercent == 30)
+        #expect(
+            error(#"{ "faults": [ { "kind": "terminateSync", "atSeconds": 10, "partitionsPercent": 30 } ] }"#)?
+                .field == "faults[0].partitionsPercent")
     }
 
     @Test func aMissingFileIsUnreadable() {

@@ -137,7 +137,7 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
         }
         let result = world.run()
         #expect(result.passed, "\(result.failures)")
-        let index208 = ResetCause.allCases.firstIndex(of: .badClientFileIdent)!
+        let index208 = ResetCause.resetCauses.firstIndex(of: .badClientFileIdent)!
         for client in 0..<40 {
             let counters = result.clients[client]
             #expect(counters.resets == 1, "client \(client): \(counters.resets) resets")

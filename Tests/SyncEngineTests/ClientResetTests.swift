@@ -136,7 +136,8 @@ private let key2 = ObjectRef(table: ServerFileTests.table, key: .int(2))
         #expect(harness.client.session == .inactive)
         let action = harness.client.runFileAction()
         #expect(action?.action.cause == .badClientFileIdent)
-        #expect(action?.backedUpWriteIDs == [1, 2, 3])
+        #expect(action?.action.kind == .backUpThenDelete)
+        #expect(action?.unsyncedWriteIDs == [1, 2, 3])
         #expect(harness.client.file == nil)
         harness.converse()
         #expect(harness.client.session == .active)
@@ -210,10 +211,28 @@ private let key2 = ObjectRef(table: ServerFileTests.table, key: .int(2))
         #expect(harness.reactions.last?.afterResetCallback == false)
         let action = harness.client.runFileAction()
         #expect(action?.action.fallback == .schemaMismatch)
-        #expect(action?.backedUpWriteIDs == [1, 2])
+        #expect(action?.unsyncedWriteIDs == [1, 2])
         harness.converse()
         #expect(harness.client.replica == harness.server.state)
         #expect(harness.client.replica.schema(of: ServerFileTests.table)?.columns.isEmpty == true)
+    }
+
+    @Test func permissionDeniedDeletesTheFileWithoutABackup() {
+        var harness = ResetHarness(.recoverUnsyncedChanges)
+        harness.converse()
+        harness.write(key: 1, value: 10, id: 0)
+        let reaction = harness.client.receive(
+            .error(ProtocolError(code: .permissionDenied, action: .deleteRealm)),
+            transformer: &harness.transformer)
+        #expect(reaction.reportedError?.cause == .permissionDenied)
+        #expect(reaction.resetStarted == nil)
+        #expect(!reaction.beforeResetCallback)
+        #expect(harness.client.session == .inactive)
+        let action = harness.client.runFileAction()
+        #expect(action?.action.kind == .delete)
+        #expect(action?.unsyncedWriteIDs == [0])
+        #expect(harness.client.file == nil)
+        #expect(harness.client.unsynced.isEmpty)
     }
 
     @Test func thePromiseCheckerCatchesAWrongRecovery() throws {
