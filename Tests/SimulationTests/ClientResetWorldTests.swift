@@ -150,4 +150,17 @@ extension RunResult {
         let refused = result.counters.filesDeletedAfterPermissionDenied
         #expect(refused < UInt64(scenario.clientsCount) * 40)
     }
+
+    /// A relaunch far in the future: healing relaunches the app at once, and the queued
+    /// relaunch event, spent, must not keep healing open until it fires.
+    @Test func healingDoesNotWaitForASpentRelaunch() {
+        var scenario = resetScenario(.manual)
+        scenario.clientReset.manualHandling = .nextLaunch
+        scenario.clientReset.relaunchSecondsMean = 36_000
+        scenario.faults = [FaultSpec(kind: .terminateSync, atSeconds: 6_000)]
+        let result = World(scenario: scenario, seed: 2).run()
+        #expect(result.passed, "\(result.failures)")
+        #expect(result.counters.resetsManual > 0)
+        #expect(result.healingDurationNs < 600 * 1_000_000_000, "healing took \(result.healingDurationNs) ns")
+    }
 }
