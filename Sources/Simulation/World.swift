@@ -225,6 +225,16 @@ public final class World {
         return finish(healingStartedAt: end)
     }
 
+    /// The sync log (off unless set before `run()`).
+    public var syncLog: SyncLog?
+
+    /// Logs `message` when `level` is enabled; the message is built only then.
+    @inline(__always)
+    func logEvent(_ level: SyncLogLevel, _ message: @autoclosure () -> String) {
+        guard let syncLog, level <= syncLog.level else { return }
+        syncLog.sink(SyncLog.line(at: now, level, message()))
+    }
+
     /// When true, connectivity is scripted: every client starts online and changes only through
     /// `schedule(client:online:atSeconds:)`. Set it before `run()`.
     public var scriptedConnectivity = false
@@ -372,6 +382,7 @@ public final class World {
     }
 
     func connect(_ client: UInt32) {
+        logEvent(.debug, "client \(client): connecting")
         let message = clients[Int(client)].sync.connect()
         clients[Int(client)].counters.connections += 1
         sendToServer(client, message)
@@ -386,6 +397,7 @@ public final class World {
     }
 
     func breakConnectionAndRetry(_ client: UInt32) {
+        logEvent(.debug, "client \(client): connection closed; reconnecting after a back-off")
         dropConnection(client)
         let slot = Int(client)
         guard clients[slot].online else { return }
@@ -495,6 +507,7 @@ public final class World {
         let slot = Int(client)
         guard event.generation == clients[slot].epoch else { return }
         let partition = Int(clients[slot].partition)
+        logEvent(.trace, "server: \(message.logName) from client \(client)")
         if accessDenied[partition] {
             refuseAccess(client)
             return
@@ -510,6 +523,10 @@ public final class World {
             sendToClient(client, .freshCopy(copy))
         case .ident(let ident):
             if let error = servers[partition].checkIdent(ident) {
+                logEvent(
+                    .info,
+                    "server: refused client \(client) at IDENT: \(error.code.rawValue) \(error.code.name)"
+                )
                 digest.fold(0xE0, UInt64(error.code.rawValue))
                 sendToClient(client, .error(withRecoverySetting(error)))
                 return
@@ -546,6 +563,8 @@ public final class World {
 
     /// The server ends the client's session with 206 permission_denied.
     func refuseAccess(_ client: UInt32) {
+        logEvent(
+            .info, "server: client \(client) has no access to its partition: 206 permission_denied")
         clients[Int(client)].server = ServerSession()
         digest.fold(0xDE, UInt64(client))
         sendToClient(client, .error(ProtocolError(code: .permissionDenied, action: .deleteRealm)))
@@ -579,8 +598,13 @@ public final class World {
         let client = event.subject
         let slot = Int(client)
         guard event.generation == clients[slot].epoch else { return }
+        logEvent(.trace, "client \(client): \(message.logName)")
         let reaction = clients[slot].sync.receive(message, transformer: &transformer)
         if let cause = reaction.resetStarted {
+            logEvent(
+                .info,
+                "client \(client): client reset required (\(cause.rawValue) \(cause.name)), mode \(clients[slot].sync.resetMode.rawValue)"
+            )
             digest.fold(0xC0 | UInt64(client) << 8, UInt64(cause.rawValue))
             if reaction.integrationFailure {
                 failures.append(
@@ -624,19 +648,40 @@ public final class World {
         }
         for (reason, count) in reaction.recoveryDrops.enumerated() {
             counters.recoveryDrops[reason] += count
+            if count > 0 {
+                logEvent(
+                    .detail,
+                    "client \(client): recovery dropped \(count) instructions: \(RecoveryDropReason(rawValue: reason)!.name)"
+                )
+            }
+        }
+        if reaction.listsCopied > 0 {
+            logEvent(.detail, "client \(client): recovery copied \(reaction.listsCopied) lists")
         }
         counters.listsCopied += reaction.listsCopied
         if reaction.beforeResetCallback { counters.beforeResetCallbacks += 1 }
         if reaction.afterResetCallback { counters.afterResetCallbacks += 1 }
-        if reaction.cycleDetected { counters.resetCycles += 1 }
-        if reaction.resetTrackerCleared { counters.resetTrackersCleared += 1 }
+        if reaction.cycleDetected {
+            counters.resetCycles += 1
+            logEvent(
+                .warn, "client \(client): a previous client reset did not complete (reset cycle)")
+        }
+        if reaction.resetTrackerCleared {
+            counters.resetTrackersCleared += 1
+            logEvent(
+                .detail, "client \(client): the server acknowledged the reset; tracker cleared")
+        }
         if !reaction.promiseViolations.isEmpty {
             counters.recoveryPromiseViolations += UInt64(reaction.promiseViolations.count)
             failures.append(
                 "client \(client): recovery broke a documented promise: \(reaction.promiseViolations[0])"
             )
+            for violation in reaction.promiseViolations {
+                logEvent(.error, "client \(client): recovery promise broken: \(violation)")
+            }
         }
         if let error = reaction.reportedError {
+            logEvent(.warn, "client \(client): error handler: \(error.message)")
             counters.errorHandlerCalls += 1
             if error.cause == .permissionDenied { counters.permissionDeniedErrors += 1 }
             digest.fold(0xEE | UInt64(client) << 8, UInt64(error.cause.rawValue))
@@ -650,6 +695,7 @@ public final class World {
 
     func completeReset(_ client: UInt32, cause: ResetCause, outcome: ResetOutcome) {
         let slot = Int(client)
+        logEvent(.info, "client \(client): client reset complete (\(cause.rawValue)): \(outcome)")
         clients[slot].counters.resets += 1
         clients[slot].counters.resetsByCause[cause.index] += 1
         counters.resets += 1
@@ -699,6 +745,10 @@ public final class World {
             fileActionsPending -= 1
         }
         guard let (action, writes) = clients[slot].sync.runFileAction() else { return }
+        logEvent(
+            .info,
+            "client \(client): app \(action.kind == .delete ? "deleted" : "backed up and deleted") the file with \(writes.count) unsynced writes"
+        )
         clients[slot].writing = false
         clients[slot].writeGeneration &+= 1
         switch action.kind {
@@ -716,12 +766,14 @@ public final class World {
     // MARK: - Backups and faults
 
     func takeBackup() {
+        logEvent(.debug, "server: backup taken")
         backup = Backup(files: servers, integratedLogCount: integratedLog.count, takenAt: now)
         counters.backups += 1
     }
 
     func fault(_ fault: FaultSpec) {
         guard !healing else { return }
+        logEvent(.info, "fault: \(fault.kind.rawValue)")
         digest.fold(0xFA, UInt64(FaultKind.allCases.firstIndex(of: fault.kind)! + 1))
         switch fault.kind {
         case .restoreFromBackup:
@@ -784,6 +836,7 @@ public final class World {
     // MARK: - Healing and checks
 
     func startHealing() {
+        logEvent(.info, "healing: faults off, every client online")
         healing = true
         for partition in accessDenied.indices { accessDenied[partition] = false }
         // Apps relaunch: pending manual resets run their file action now.
@@ -822,6 +875,7 @@ public final class World {
                 "\(divergent.count) clients did not converge to the server (first: client \(divergent[0]))"
             )
         }
+        for failure in failures { logEvent(.error, "check failed: \(failure)") }
         return RunResult(
             world: self, healingStartedAt: healingStart, divergentClients: divergent,
             ledgerTotals: totals)

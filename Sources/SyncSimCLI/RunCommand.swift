@@ -39,6 +39,14 @@ public struct RunCommand: ParsableCommand {
         help: "Override the scenario's clientReset.mode (how every client handles a reset).")
     public var resetMode: ClientResetMode?
 
+    @Option(
+        name: .customLong("log-level"),
+        help: """
+            Log sync events to standard error at this level and above, stamped with simulated \
+            time (the SDK's levels; default off). Logging never changes a run.
+            """)
+    public var logLevel: SyncLogLevel = .off
+
     @Option(name: .customLong("out"), help: "The results directory (created if missing).")
     public var outputDirectory: String = "out"
 
@@ -113,6 +121,11 @@ public struct RunCommand: ParsableCommand {
 
         let started = ContinuousClock.now
         let world = World(scenario: loaded, seed: runSeed)
+        if logLevel != .off {
+            world.syncLog = SyncLog(level: logLevel) { line in
+                FileHandle.standardError.write(Data((line + "\n").utf8))
+            }
+        }
         let result = world.run()
         let wall = ContinuousClock.now - started
         let timings = Timings(wall: wall, result: result)
@@ -179,6 +192,7 @@ struct RunOverrides: Encodable {
 }
 
 extension ClientResetMode: ExpressibleByArgument {}
+extension SyncLogLevel: ExpressibleByArgument {}
 
 enum OutputDirectory {
     /// Creates the directory if needed and checks it can be written, with a clear error.

@@ -163,4 +163,22 @@ extension RunResult {
         #expect(result.counters.resetsManual > 0)
         #expect(result.healingDurationNs < 600 * 1_000_000_000, "healing took \(result.healingDurationNs) ns")
     }
+
+    /// The log shows what happened, in simulated time, and changes nothing.
+    @Test func theSyncLogNamesTheResetsAndChangesNothing() {
+        let scenario = resetScenario(.recoverUnsyncedChanges)
+        let quiet = World(scenario: scenario, seed: 8).run()
+        final class Lines: @unchecked Sendable { var all: [String] = [] }
+        let lines = Lines()
+        let world = World(scenario: scenario, seed: 8)
+        world.syncLog = SyncLog(level: .info) { lines.all.append($0) }
+        let logged = world.run()
+        #expect(logged.traceDigest == quiet.traceDigest)
+        #expect(lines.all.contains { $0.contains("fault: terminateSync") })
+        #expect(lines.all.contains { $0.contains("client reset required (208 bad_client_file_ident)") })
+        #expect(lines.all.contains { $0.hasPrefix("[1h23m20.000s] info   fault: terminateSync") })
+        #expect(!lines.all.contains { $0.contains(" debug ") || $0.contains(" detail ") })
+        let resets = lines.all.filter { $0.contains("client reset complete") }.count
+        #expect(UInt64(resets) == logged.counters.resets)
+    }
 }
