@@ -667,7 +667,6 @@ public final class World {
                 .warn, "client \(client): a previous client reset did not complete (reset cycle)")
         }
         if reaction.resetTrackerCleared {
-            counters.resetTrackersCleared += 1
             logEvent(
                 .detail, "client \(client): the server acknowledged the reset; tracker cleared")
         }
@@ -896,7 +895,6 @@ public struct WorldCounters: Sendable, Equatable {
     public var resetFallbacks = [UInt64](repeating: 0, count: ResetFallbackReason.allCases.count)
     /// Resets that found a pending-reset row (failed, or downgraded to a discard).
     public var resetCycles: UInt64 = 0
-    public var resetTrackersCleared: UInt64 = 0
     public var beforeResetCallbacks: UInt64 = 0
     public var afterResetCallbacks: UInt64 = 0
     /// Errors handed to the sync manager's error handler (client reset errors).

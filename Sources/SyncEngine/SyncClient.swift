@@ -16,9 +16,9 @@ public enum SessionState: UInt8, Sendable {
     case awaitingFreshCopy
     /// Bound and synchronizing.
     case active
-    /// A client reset error went to the app's error handler (manual mode, or the manual
-    /// fallback): nothing syncs until the app backs the file up and deletes it
-    /// (`runFileAction`). The app can still read and write the file.
+    /// An error went to the app's error handler (a manual reset, the manual fallback, or
+    /// permission denied): nothing syncs until the app runs the file action (`runFileAction`:
+    /// back up and delete, or delete). The app can still read and write the file.
     case inactive
 }
 
@@ -61,9 +61,8 @@ public struct ClientReaction: Sendable {
     /// A pending-reset row was found: a reset cycle (§4.5), whether it failed or downgraded
     /// `recoverOrDiscardUnsyncedChanges` to a discard.
     public var cycleDetected = false
-    /// An automatic reset gave up and fell back to the manual error handler.
-    public var fallback: ResetFallbackReason?
-    /// An error for the sync manager's error handler (manual mode, or the fallback).
+    /// An error for the sync manager's error handler: a manual reset, the fallback of an
+    /// automatic one (its `fallback` says why it gave up), or permission denied.
     public var reportedError: ReportedSyncError?
     /// The pending-reset row was cleared: the server acknowledged what followed the reset.
     public var resetTrackerCleared = false
@@ -101,9 +100,6 @@ public struct SyncClient: Sendable {
         self.resetMode = resetMode
         replica = initialState
     }
-
-    /// The cause of an automatic reset waiting for its fresh copy.
-    public var resetInProgress: ProtocolErrorCode? { resetRequest?.code }
 
     // MARK: - App calls
 
@@ -236,7 +232,6 @@ public struct SyncClient: Sendable {
         session = .inactive
         resetRequest = nil
         pendingFileAction = PendingFileAction(kind: kind, cause: cause, fallback: fallback)
-        reaction.fallback = fallback
         reaction.reportedError = ReportedSyncError(
             cause: cause, fallback: fallback, message: message)
     }

@@ -85,7 +85,7 @@ struct ResetHarness {
     }
 
     var outcomes: [ResetOutcome] { reactions.compactMap(\.resetOutcome) }
-    var fallbacks: [ResetFallbackReason] { reactions.compactMap(\.fallback) }
+    var fallbacks: [ResetFallbackReason] { reactions.compactMap { $0.reportedError?.fallback } }
 }
 
 private let key1 = ObjectRef(table: ServerFileTests.table, key: .int(1))
