@@ -250,24 +250,18 @@ enum RunSummaryPrinter {
             "    by outcome",
             "recovered \(counters.resetsRecovered), discarded \(counters.resetsDiscarded), manual \(counters.resetsManual)"
         )
-        let fallbacks = ResetFallbackReason.allCases.filter {
-            counters.resetFallbacks[$0.rawValue] > 0
-        }
-        .map { "\($0.name): \(counters.resetFallbacks[$0.rawValue])" }.joined(separator: ", ")
         line(
             "    fallbacks to manual",
-            "\(counters.resetFallbacks.reduce(0, +))\(fallbacks.isEmpty ? "" : " (\(fallbacks))")")
+            breakdown(ResetFallbackReason.allCases.map(\.name), counters.resetFallbacks))
         line("    cycles detected", "\(counters.resetCycles)")
         line(
             "    callbacks",
             "before \(counters.beforeResetCallbacks), after \(counters.afterResetCallbacks), error handler \(counters.errorHandlerCalls)"
         )
-        let drops = RecoveryDropReason.allCases.filter { counters.recoveryDrops[$0.rawValue] > 0 }
-            .map { "\($0.name): \(counters.recoveryDrops[$0.rawValue])" }.joined(separator: ", ")
         line(
             "    instructions dropped",
-            "\(counters.recoveryDrops.reduce(0, +))\(drops.isEmpty ? "" : " (\(drops))"), \(counters.listsCopied) lists copied"
-        )
+            breakdown(RecoveryDropReason.allCases.map(\.name), counters.recoveryDrops)
+                + ", \(counters.listsCopied) lists copied")
         line("  resets per client per day", format(result.resetsPerClientPerDay, 3))
         line(
             "  faults",
@@ -299,6 +293,13 @@ enum RunSummaryPrinter {
         Swift.print(
             "Results: \(outputDirectory)/results.sqlite, \(outputDirectory)/runs.csv, \(outputDirectory)/clients.csv, \(outputDirectory)/timings.csv"
         )
+    }
+
+    /// "total (name: count, …)" over the non-zero counts, or "total" when all are zero.
+    static func breakdown(_ names: [String], _ counts: [UInt64]) -> String {
+        let parts = zip(names, counts).filter { $0.1 > 0 }.map { "\($0.0): \($0.1)" }
+        let total = "\(counts.reduce(0, +))"
+        return parts.isEmpty ? total : total + " (" + parts.joined(separator: ", ") + ")"
     }
 
     static func format(_ value: Double, _ decimals: Int) -> String {
