@@ -52,16 +52,8 @@ public enum RecoveryDropReason: Int, Sendable, CaseIterable {
     /// `EraseObject` of an object that is already gone: nothing was lost.
     case eraseOfMissingObject = 4
 
-    /// The name used in CSV columns and reports.
-    public var name: String {
-        switch self {
-        case .objectDeleted: "objectDeleted"
-        case .linkToDeletedObject: "linkToDeletedObject"
-        case .addIntegerOnNonInteger: "addIntegerOnNonInteger"
-        case .listCopied: "listCopied"
-        case .eraseOfMissingObject: "eraseOfMissingObject"
-        }
-    }
+    /// The name used in CSV columns and reports: the case's name.
+    public var name: String { String(describing: self) }
 }
 
 /// Why an automatic client reset could not complete (the reference's `ClientResetFailed`,
@@ -91,9 +83,7 @@ public struct RecoveryFailure: Error, Equatable, Sendable, CustomStringConvertib
 /// their indices and prior sizes translated to the recovering state), plus any list copies.
 public struct RecoveredChangeset: Sendable {
     public var changeset: Changeset
-    /// Instructions of the local changeset.
-    public var sourceCount: Int
-    /// Of those, how many were dropped (every reason).
+    /// Instructions of the local changeset that were dropped (every reason).
     public var droppedCount: Int
     /// Instructions this changeset gained by copying lists.
     public var copiedCount: Int
@@ -298,8 +288,7 @@ struct RecoveryReplay {
         result.instructions = output
         recovered.append(
             RecoveredChangeset(
-                changeset: result, sourceCount: changeset.instructions.count,
-                droppedCount: dropped, copiedCount: output.count - before))
+                changeset: result, droppedCount: dropped, copiedCount: output.count - before))
     }
 
     mutating func drop(_ reason: RecoveryDropReason) {

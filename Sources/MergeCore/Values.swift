@@ -62,10 +62,6 @@ public struct ObjectRef: Hashable, Comparable, Sendable {
     }
 }
 
-/// A scalar value stored in a field, a list element or a set element.
-///
-/// Doubles compare by bit pattern so that equality is reflexive (NaN == NaN) and convergence
-/// checks are exact; `-0.0` and `0.0` are therefore different values, as they are on disk.
 /// One field of one object: a list, a set or a scalar, by its owner.
 public struct FieldRef: Hashable, Comparable, Sendable {
     public var object: ObjectRef
@@ -79,6 +75,10 @@ public struct FieldRef: Hashable, Comparable, Sendable {
     }
 }
 
+/// A scalar value stored in a field, a list element or a set element.
+///
+/// Doubles compare by bit pattern so that equality is reflexive (NaN == NaN) and convergence
+/// checks are exact; `-0.0` and `0.0` are therefore different values, as they are on disk.
 public enum Value: Sendable {
     case null
     case int(Int64)

@@ -13,8 +13,8 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
     public var clients: UInt32?
     /// The `--duration` override in seconds, if any.
     public var durationSeconds: UInt64?
-    /// The `--reset-mode` override, if any (a `ClientResetMode` raw value).
-    public var resetMode: String?
+    /// The `--reset-mode` override, if any.
+    public var resetMode: ClientResetMode?
     /// What failed.
     public var failure: String
     /// How it was fixed (empty until it is).
@@ -25,7 +25,7 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
 
     public init(
         scenario: String, seed: UInt64, clients: UInt32?, durationSeconds: UInt64?,
-        resetMode: String? = nil, failure: String, fixedIn: String, commit: String?,
+        resetMode: ClientResetMode? = nil, failure: String, fixedIn: String, commit: String?,
         digest: String?, reproduce: String?
     ) {
         self.scenario = scenario

@@ -78,6 +78,11 @@ public struct RunResult: Sendable {
         }
     }
 
+    /// Completed resets by how they ended, summed over the clients.
+    public var resetsRecovered: UInt64 { clients.reduce(0) { $0 + $1.resetsRecovered } }
+    public var resetsDiscarded: UInt64 { clients.reduce(0) { $0 + $1.resetsDiscarded } }
+    public var resetsManual: UInt64 { clients.reduce(0) { $0 + $1.resetsManual } }
+
     public var clientsThatReset: UInt64 { UInt64(clients.filter { $0.resets > 0 }.count) }
 
     /// Resets per client per simulated day (of the run proper).

@@ -699,15 +699,9 @@ public final class World {
         clients[slot].counters.resetsByCause[cause.index] += 1
         counters.resets += 1
         switch outcome {
-        case .recovered:
-            clients[slot].counters.resetsRecovered += 1
-            counters.resetsRecovered += 1
-        case .discarded:
-            clients[slot].counters.resetsDiscarded += 1
-            counters.resetsDiscarded += 1
-        case .manual:
-            clients[slot].counters.resetsManual += 1
-            counters.resetsManual += 1
+        case .recovered: clients[slot].counters.resetsRecovered += 1
+        case .discarded: clients[slot].counters.resetsDiscarded += 1
+        case .manual: clients[slot].counters.resetsManual += 1
         }
         digest.fold(
             0xCC | UInt64(client) << 8, UInt64(cause.rawValue) << 8 | UInt64(outcome.rawValue))
@@ -888,9 +882,6 @@ public struct WorldCounters: Sendable, Equatable {
     public var changesetsIntegrated: UInt64 = 0
     public var messagesLost: UInt64 = 0
     public var resets: UInt64 = 0
-    public var resetsRecovered: UInt64 = 0
-    public var resetsDiscarded: UInt64 = 0
-    public var resetsManual: UInt64 = 0
     /// Automatic resets that fell back to the manual error handler, per `ResetFallbackReason`.
     public var resetFallbacks = [UInt64](repeating: 0, count: ResetFallbackReason.allCases.count)
     /// Resets that found a pending-reset row (failed, or downgraded to a discard).

@@ -23,9 +23,6 @@ public enum ClientResetMode: String, Sendable, CaseIterable, Codable {
     case recoverOrDiscardUnsyncedChanges
     case discardUnsyncedChanges
     case manual
-
-    /// Whether the SDK resets the file by itself (every mode but `manual`).
-    public var isAutomatic: Bool { self != .manual }
 }
 
 /// The mode a reset actually ran in, as the pending-reset row records it (a
@@ -59,14 +56,8 @@ public enum ResetFallbackReason: Int, Sendable, CaseIterable {
     /// applied.
     case recoveryFailed = 3
 
-    public var name: String {
-        switch self {
-        case .cycleDetected: "cycleDetected"
-        case .recoveryDisabled: "recoveryDisabled"
-        case .schemaMismatch: "schemaMismatch"
-        case .recoveryFailed: "recoveryFailed"
-        }
-    }
+    /// The name used in CSV columns and reports: the case's name.
+    public var name: String { String(describing: self) }
 }
 
 /// How a completed client reset ended.

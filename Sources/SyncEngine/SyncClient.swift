@@ -262,7 +262,7 @@ public struct SyncClient: Sendable {
             case (.discard, _), (.recover, .recoverUnsyncedChanges), (.recover, .manual):
                 return fail(
                     .cycleDetected,
-                    "a previous client reset (\(row.mode)) did not complete; giving up to prevent a cycle",
+                    "a previous client reset (\(row.mode), for \(row.cause.rawValue) \(row.cause.name)) did not complete; giving up to prevent a cycle",
                     &reaction)
             case (.recover, .recoverOrDiscardUnsyncedChanges), (.recover, .discardUnsyncedChanges):
                 performed = .discard

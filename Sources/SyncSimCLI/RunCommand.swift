@@ -133,7 +133,7 @@ public struct RunCommand: ParsableCommand {
         let record = RunRecordBuilder.record(
             result: result, scenario: loaded, scenarioBytes: bytes, timings: timings,
             overrides: RunOverrides(
-                seed: seed, clients: clients, duration: duration, resetMode: resetMode?.rawValue))
+                seed: seed, clients: clients, duration: duration, resetMode: resetMode))
         do {
             _ = try store.insert(record)
             for table in ResultTable.allCases {
@@ -155,7 +155,7 @@ public struct RunCommand: ParsableCommand {
             let capsule = FailureCapsule(
                 scenario: scenario ?? "default", seed: runSeed, clients: clients,
                 durationSeconds: duration.flatMap(RunCommand.parseDuration),
-                resetMode: resetMode?.rawValue, failure: result.failures.joined(separator: "; "),
+                resetMode: resetMode, failure: result.failures.joined(separator: "; "),
                 fixedIn: "",
                 commit: BuildInfo.gitCommit, digest: result.traceDigest.hex,
                 reproduce: reproduceLine(seed: runSeed))
@@ -188,7 +188,7 @@ struct RunOverrides: Encodable {
     var seed: UInt64?
     var clients: UInt32?
     var duration: String?
-    var resetMode: String?
+    var resetMode: ClientResetMode?
 }
 
 extension ClientResetMode: ExpressibleByArgument {}

@@ -138,9 +138,9 @@ enum RunRecordBuilder {
         }
         let counters = result.counters
         metrics += [
-            .integer("resetsRecovered", Int64(counters.resetsRecovered)),
-            .integer("resetsDiscarded", Int64(counters.resetsDiscarded)),
-            .integer("resetsManual", Int64(counters.resetsManual)),
+            .integer("resetsRecovered", Int64(result.resetsRecovered)),
+            .integer("resetsDiscarded", Int64(result.resetsDiscarded)),
+            .integer("resetsManual", Int64(result.resetsManual)),
         ]
         metrics += perReason(
             "resetFallbacks", ResetFallbackReason.allCases.map(\.name),
@@ -248,7 +248,7 @@ enum RunSummaryPrinter {
         )
         line(
             "    by outcome",
-            "recovered \(counters.resetsRecovered), discarded \(counters.resetsDiscarded), manual \(counters.resetsManual)"
+            "recovered \(result.resetsRecovered), discarded \(result.resetsDiscarded), manual \(result.resetsManual)"
         )
         line(
             "    fallbacks to manual",

@@ -45,7 +45,7 @@ extension RunResult {
         #expect(counters.resetFallbacks.allSatisfy { $0 == 0 })
         switch mode {
         case .recoverUnsyncedChanges, .recoverOrDiscardUnsyncedChanges:
-            #expect(counters.resetsRecovered == counters.resets)
+            #expect(result.resetsRecovered == counters.resets)
             #expect(result.writesDiscardedByReset == 0 && result.writesKeptInBackup == 0)
             #expect(result.writesRecovered > 0)
             #expect(counters.afterResetCallbacks == counters.resets)
@@ -53,12 +53,12 @@ extension RunResult {
             // The workload erases objects that other clients edit offline.
             #expect(counters.recoveryDrops[RecoveryDropReason.objectDeleted.rawValue] > 0)
         case .discardUnsyncedChanges:
-            #expect(counters.resetsDiscarded == counters.resets)
+            #expect(result.resetsDiscarded == counters.resets)
             #expect(result.writesDiscardedByReset > 0)
             #expect(result.writesRecovered == 0 && result.writesDroppedByRecovery == 0)
             #expect(counters.recoveryDrops.allSatisfy { $0 == 0 })
         case .manual:
-            #expect(counters.resetsManual == counters.resets)
+            #expect(result.resetsManual == counters.resets)
             #expect(result.writesKeptInBackup > 0)
             #expect(counters.beforeResetCallbacks == 0 && counters.afterResetCallbacks == 0)
             #expect(counters.errorHandlerCalls == counters.resets)
@@ -79,7 +79,7 @@ extension RunResult {
         #expect(result.passed, "\(result.failures)")
         let schemaMismatch = result.counters.resetFallbacks[ResetFallbackReason.schemaMismatch.rawValue]
         #expect(schemaMismatch == 40)
-        #expect(result.counters.resetsManual == 40)
+        #expect(result.resetsManual == 40)
         #expect(result.counters.afterResetCallbacks == 0)
         #expect(result.counters.schemaChanges == 1)
         #expect(result.ledgerBalances)
@@ -103,10 +103,10 @@ extension RunResult {
         let disabled = result.counters.resetFallbacks[ResetFallbackReason.recoveryDisabled.rawValue]
         if mode == .recoverUnsyncedChanges {
             #expect(disabled == result.counters.resets)
-            #expect(result.counters.resetsManual == result.counters.resets)
+            #expect(result.resetsManual == result.counters.resets)
         } else {
             #expect(disabled == 0)
-            #expect(result.counters.resetsDiscarded == result.counters.resets)
+            #expect(result.resetsDiscarded == result.counters.resets)
         }
         #expect(result.counters.resets >= 40)
     }
@@ -125,7 +125,7 @@ extension RunResult {
         #expect(first.traceDigest == second.traceDigest)
         #expect(first.counters == second.counters)
         #expect(first.ledgerTotals == second.ledgerTotals)
-        #expect(first.counters.resetsManual >= 40)
+        #expect(first.resetsManual >= 40)
         #expect(first.ledgerBalances)
     }
 
@@ -160,7 +160,7 @@ extension RunResult {
         scenario.faults = [FaultSpec(kind: .terminateSync, atSeconds: 6_000)]
         let result = World(scenario: scenario, seed: 2).run()
         #expect(result.passed, "\(result.failures)")
-        #expect(result.counters.resetsManual > 0)
+        #expect(result.resetsManual > 0)
         #expect(result.healingDurationNs < 600 * 1_000_000_000, "healing took \(result.healingDurationNs) ns")
     }
 

@@ -1,13 +1,7 @@
 import Foundation
-import SyncEngine
 import Testing
 
 @testable import Simulation
-
-struct CapsuleError: Error {
-    var file: String
-    var problem: String
-}
 
 /// Replays every seed in Data/seeds/: each is a run that once failed and must pass now.
 @Suite struct SeedReplayTests {
@@ -34,15 +28,9 @@ struct CapsuleError: Error {
             ? try Scenario.decode(bytes: Array(Scenario.defaultScenarioJSON.utf8), file: "default")
             : try Scenario.load(path: Self.repository.appendingPathComponent(entry.scenario).path)
                 .scenario
-        let resetMode = try entry.resetMode.map { name in
-            guard let mode = ClientResetMode(rawValue: name) else {
-                throw CapsuleError(file: file, problem: "unknown resetMode '\(name)'")
-            }
-            return mode
-        }
         scenario.applyOverrides(
             clientsCount: entry.clients, durationSeconds: entry.durationSeconds,
-            resetMode: resetMode)
+            resetMode: entry.resetMode)
         let result = World(scenario: scenario, seed: entry.seed).run()
         #expect(result.passed, "\(file) (once: \(entry.failure)) fails again: \(result.failures)")
         #expect(result.converged)
