@@ -2,7 +2,9 @@
 # Runs a prefix of the default scenario with the debug and the release build and compares the
 # trace digests and the deterministic CSV files byte for byte. The prefix (21 simulated hours, one
 # partition of 10 clients; it holds the restore at 14 h and the termination at 20 h) keeps the debug
-# run, which walks the invariants after every change, to a minute or two.
+# run, which walks the invariants after every change, to a minute or two. Then a small sweep of
+# reset-stress.json (its two restores at 6 h; two seeds, two reset modes), one job in debug and two
+# in release: serial and parallel, debug and release must give the same files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=(--duration 21h --clients 10 --quiet)
@@ -23,8 +25,21 @@ for table in runs clients; do
     echo "FAIL: $table.csv differs between debug and release"; status=1
   fi
 done
+sweep=(sweep Data/scenarios/reset-stress.json --seeds 2 --clients 10 --duration 7h --quiet
+  --reset-modes recoverUnsyncedChanges,discardUnsyncedChanges)
+.build/debug/syncsim "${sweep[@]}" --jobs 1 --out "$work/sweep-debug" | tee "$work/sweep-debug.txt"
+.build/release/syncsim "${sweep[@]}" --jobs 2 --out "$work/sweep-release" | tee "$work/sweep-release.txt"
+if [ "$(grep '^digest=' "$work/sweep-debug.txt")" != "$(grep '^digest=' "$work/sweep-release.txt")" ]; then
+  echo "FAIL: the sweep's digest differs between debug (1 job) and release (2 jobs)"; status=1
+fi
+for file in runs clients sweep sweep_paired; do
+  if ! cmp -s "$work/sweep-debug/$file.csv" "$work/sweep-release/$file.csv"; then
+    echo "FAIL: the sweep's $file.csv differs between debug (1 job) and release (2 jobs)"; status=1
+  fi
+done
 if [ $status -eq 0 ]; then
   echo "debug and release agree: $release_digest, runs.csv and clients.csv byte-identical"
+  echo "sweep: debug with 1 job and release with 2 agree: $(grep '^digest=' "$work/sweep-release.txt"), runs, clients, sweep and sweep_paired.csv byte-identical"
   echo "1 passed, 0 failed"
 else
   echo "0 passed, 1 failed"

@@ -110,6 +110,22 @@ public final class ResultStore: Sendable {
         }
     }
 
+    /// Inserts `runs`, in the order given, in one transaction: every run of the batch, or none
+    /// (a sweep's runs land together). Same preconditions as `insert(_:)`.
+    /// - Returns: the new `run.id`s, in the order of `runs`.
+    /// - Throws: `MeasurementError.databaseFailed` (306); the database then holds no run of
+    ///   the batch.
+    @discardableResult
+    public func insert(contentsOf runs: [RunRecord]) throws(MeasurementError) -> [Int64] {
+        for run in runs { Self.checkPreconditions(run) }
+        do {
+            return try queue.write { db in try runs.map { try Self.insert($0, in: db) } }
+        } catch {
+            throw Self.classify(
+                error, path: path, operation: "inserting a batch of \(runs.count) runs")
+        }
+    }
+
     private static func insert(_ run: RunRecord, in db: Database) throws -> Int64 {
         try db.execute(
             sql: """

@@ -15,6 +15,8 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
     public var durationSeconds: UInt64?
     /// The `--reset-mode` override, if any.
     public var resetMode: ClientResetMode?
+    /// The `--backup-interval` override in seconds (0: no backups), if any.
+    public var backupIntervalSeconds: UInt64?
     /// What failed.
     public var failure: String
     /// How it was fixed (empty until it is).
@@ -25,14 +27,15 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
 
     public init(
         scenario: String, seed: UInt64, clients: UInt32?, durationSeconds: UInt64?,
-        resetMode: ClientResetMode? = nil, failure: String, fixedIn: String, commit: String?,
-        digest: String?, reproduce: String?
+        resetMode: ClientResetMode? = nil, backupIntervalSeconds: UInt64? = nil, failure: String,
+        fixedIn: String, commit: String?, digest: String?, reproduce: String?
     ) {
         self.scenario = scenario
         self.seed = seed
         self.clients = clients
         self.durationSeconds = durationSeconds
         self.resetMode = resetMode
+        self.backupIntervalSeconds = backupIntervalSeconds
         self.failure = failure
         self.fixedIn = fixedIn
         self.commit = commit
@@ -47,9 +50,10 @@ extension Scenario {
     /// duration drops the faults at or after its end.
     public mutating func applyOverrides(
         clientsCount clients: UInt32?, durationSeconds: UInt64?,
-        resetMode: ClientResetMode? = nil
+        resetMode: ClientResetMode? = nil, backupIntervalSeconds: UInt64? = nil
     ) {
         if let resetMode { clientReset.mode = resetMode }
+        if let backupIntervalSeconds { server.backupIntervalSeconds = backupIntervalSeconds }
         if let clients {
             let perPartition = max(1, Double(clientsCount) / Double(partitionsCount))
             partitionsCount = UInt32(max(1, (Double(clients) / perPartition).rounded()))

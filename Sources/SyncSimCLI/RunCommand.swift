@@ -24,20 +24,20 @@ public struct RunCommand: ParsableCommand {
     @Option(help: "The run's seed (0 ... 2^63-1). Default: the scenario's seed.")
     public var seed: UInt64?
 
-    @Option(
-        help:
-            "Override the scenario's clientsCount (1 ... 100000), keeping its clients per partition."
-    )
-    public var clients: UInt32?
-
-    @Option(
-        help: "Override the scenario's duration: seconds, or a number with s, m, h or d (e.g. 6h).")
-    public var duration: String?
+    @OptionGroup public var size: SizeOverrides
 
     @Option(
         name: .customLong("reset-mode"),
         help: "Override the scenario's clientReset.mode (how every client handles a reset).")
     public var resetMode: ClientResetMode?
+
+    @Option(
+        name: .customLong("backup-interval"),
+        help: """
+            Override the scenario's server.backupIntervalSeconds: seconds, or a number with s, \
+            m, h or d; 0 for no backups.
+            """)
+    public var backupInterval: String?
 
     @Option(
         name: .customLong("log-level"),
@@ -60,16 +60,16 @@ public struct RunCommand: ParsableCommand {
             throw ValidationError(
                 "--seed \(seed) is above 2^63-1; give a seed between 0 and \(Int64.max).")
         }
-        if let clients, clients == 0 || clients > Limits.clientsMax {
+        if let backupInterval, RunCommand.parseBackupInterval(backupInterval) == nil {
             throw ValidationError(
-                "--clients \(clients) is outside 1...\(Limits.clientsMax); give a client count in that range."
+                "--backup-interval '\(backupInterval)' is not an interval; give 0 (no backups), whole seconds (3600) or a number with s, m, h or d (30m, 6h, 1d), at most 366d."
             )
         }
-        if let duration, RunCommand.parseDuration(duration) == nil {
-            throw ValidationError(
-                "--duration '\(duration)' is not a duration; give whole seconds (3600) or a number with s, m, h or d (90m, 6h, 1d), at most 366d."
-            )
-        }
+    }
+
+    /// A backup interval in seconds: 0 (no backups) or a duration as `parseDuration` reads it.
+    static func parseBackupInterval(_ text: String) -> UInt64? {
+        text == "0" ? 0 : parseDuration(text)
     }
 
     /// Whole seconds from "3600", "90s", "30m", "6h", "1d"; nil when malformed or out of range.
@@ -87,37 +87,18 @@ public struct RunCommand: ParsableCommand {
 
     public func run() throws {
         // Load and override the scenario before anything is written.
-        let source = scenario ?? Scenario.defaultScenarioPath
-        var loaded: Scenario
-        let bytes: [UInt8]
-        do {
-            if let scenario {
-                (loaded, bytes) = try Scenario.load(path: scenario)
-            } else {
-                bytes = Array(Scenario.defaultScenarioJSON.utf8)
-                loaded = try Scenario.decode(bytes: bytes, file: source + " (embedded)")
-            }
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            throw ExitCode(2)
-        }
+        var (loaded, bytes) = try CommandSupport.loadScenario(scenario)
         loaded.applyOverrides(
-            clientsCount: clients, durationSeconds: duration.flatMap(RunCommand.parseDuration),
-            resetMode: resetMode)
+            clientsCount: size.clients, durationSeconds: size.durationSeconds,
+            resetMode: resetMode,
+            backupIntervalSeconds: backupInterval.flatMap(RunCommand.parseBackupInterval))
         let runSeed = seed ?? loaded.seed
         print(
             "seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
 
         // Fail before simulating if the results cannot be written.
-        let store: ResultStore
-        do {
-            try OutputDirectory.prepare(outputDirectory)
-            store = try ResultStore(path: outputDirectory + "/results.sqlite")
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            throw ExitCode(3)
-        }
+        let store = try CommandSupport.openStore(outputDirectory)
 
         let started = ContinuousClock.now
         let world = World(scenario: loaded, seed: runSeed)
@@ -133,16 +114,10 @@ public struct RunCommand: ParsableCommand {
         let record = RunRecordBuilder.record(
             result: result, scenario: loaded, scenarioBytes: bytes, timings: timings,
             overrides: RunOverrides(
-                seed: seed, clients: clients, duration: duration, resetMode: resetMode))
-        do {
-            _ = try store.insert(record)
-            for table in ResultTable.allCases {
-                try AtomicFile.write(
-                    try store.csv(table), to: "\(outputDirectory)/\(table.rawValue).csv")
-            }
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            throw ExitCode(3)
+                seed: seed, clients: size.clients, duration: size.duration, resetMode: resetMode,
+                backupInterval: backupInterval))
+        try CommandSupport.writeResults(outputDirectory, store: store) {
+            () throws(MeasurementError) in try store.insert(record)
         }
 
         if !quiet {
@@ -153,9 +128,11 @@ public struct RunCommand: ParsableCommand {
         if !result.passed {
             for failure in result.failures { print("FAILED: \(failure)") }
             let capsule = FailureCapsule(
-                scenario: scenario ?? "default", seed: runSeed, clients: clients,
-                durationSeconds: duration.flatMap(RunCommand.parseDuration),
-                resetMode: resetMode, failure: result.failures.joined(separator: "; "),
+                scenario: scenario ?? "default", seed: runSeed, clients: size.clients,
+                durationSeconds: size.durationSeconds,
+                resetMode: resetMode,
+                backupIntervalSeconds: backupInterval.flatMap(RunCommand.parseBackupInterval),
+                failure: result.failures.joined(separator: "; "),
                 fixedIn: "",
                 commit: BuildInfo.gitCommit, digest: result.traceDigest.hex,
                 reproduce: reproduceLine(seed: runSeed))
@@ -176,9 +153,10 @@ public struct RunCommand: ParsableCommand {
         var parts = ["syncsim", "run"]
         if let scenario { parts.append(scenario) }
         parts += ["--seed", String(seed)]
-        if let clients { parts += ["--clients", String(clients)] }
-        if let duration { parts += ["--duration", duration] }
+        if let clients = size.clients { parts += ["--clients", String(clients)] }
+        if let duration = size.duration { parts += ["--duration", duration] }
         if let resetMode { parts += ["--reset-mode", resetMode.rawValue] }
+        if let backupInterval { parts += ["--backup-interval", backupInterval] }
         return parts.joined(separator: " ")
     }
 }
@@ -189,10 +167,91 @@ struct RunOverrides: Encodable {
     var clients: UInt32?
     var duration: String?
     var resetMode: ClientResetMode?
+    var backupInterval: String?
 }
 
 extension ClientResetMode: ExpressibleByArgument {}
 extension SyncLogLevel: ExpressibleByArgument {}
+
+/// The overrides of a scenario's size that `run` and `sweep` share.
+public struct SizeOverrides: ParsableArguments {
+    @Option(
+        help:
+            "Override the scenario's clientsCount (1 ... 100000), keeping its clients per partition."
+    )
+    public var clients: UInt32?
+
+    @Option(
+        help: "Override the scenario's duration: seconds, or a number with s, m, h or d (e.g. 6h).")
+    public var duration: String?
+
+    public init() {}
+
+    public func validate() throws {
+        if let clients, clients == 0 || clients > Limits.clientsMax {
+            throw ValidationError(
+                "--clients \(clients) is outside 1...\(Limits.clientsMax); give a client count in that range."
+            )
+        }
+        if let duration, RunCommand.parseDuration(duration) == nil {
+            throw ValidationError(
+                "--duration '\(duration)' is not a duration; give whole seconds (3600) or a number with s, m, h or d (90m, 6h, 1d), at most 366d."
+            )
+        }
+    }
+
+    /// `--duration` in seconds, if given.
+    var durationSeconds: UInt64? { duration.flatMap(RunCommand.parseDuration) }
+}
+
+/// What `run` and `sweep` share: reading the scenario, opening the results, writing them.
+enum CommandSupport {
+    /// The scenario file at `path` (or the embedded default) and its bytes; on a bad file,
+    /// prints the error (which names the file, field and fix) and exits 2.
+    static func loadScenario(_ path: String?) throws -> (Scenario, [UInt8]) {
+        do {
+            if let path { return try Scenario.load(path: path) }
+            let bytes = Array(Scenario.defaultScenarioJSON.utf8)
+            let source = Scenario.defaultScenarioPath + " (embedded)"
+            return (try Scenario.decode(bytes: bytes, file: source), bytes)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    /// The results database in `directory`, created if needed; exits 3 when it cannot be.
+    static func openStore(_ directory: String) throws -> ResultStore {
+        do {
+            try OutputDirectory.prepare(directory)
+            return try ResultStore(path: directory + "/results.sqlite")
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(3)
+        }
+    }
+
+    /// Runs `insert` (one transaction), then regenerates `runs.csv`, `clients.csv` and
+    /// `timings.csv` of `store`'s database in `directory` and writes `extra` files there, each
+    /// atomically; exits 3 on the first failure.
+    static func writeResults(
+        _ directory: String, store: ResultStore, extra: [(name: String, text: String)] = [],
+        insert: () throws(MeasurementError) -> Void
+    ) throws {
+        do {
+            try insert()
+            for table in ResultTable.allCases {
+                try AtomicFile.write(try store.csv(table), to: "\(directory)/\(table.rawValue).csv")
+            }
+            for file in extra {
+                try AtomicFile.write(file.text, to: "\(directory)/\(file.name)")
+            }
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(3)
+        }
+    }
+}
 
 enum OutputDirectory {
     /// Creates the directory if needed and checks it can be written, with a clear error.

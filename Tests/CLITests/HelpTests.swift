@@ -14,6 +14,7 @@ import Testing
     static let commands: [(file: String, command: any ParsableCommand.Type)] = [
         ("syncsim.txt", SyncSimCommand.self),
         ("run.txt", RunCommand.self),
+        ("sweep.txt", SweepCommand.self),
         ("export.txt", ExportCommand.self),
         ("bench-merge.txt", BenchMergeCommand.self),
     ]

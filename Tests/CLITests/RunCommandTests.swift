@@ -6,36 +6,14 @@ import Testing
 
 /// `syncsim run` end to end, in process: determinism of the files it writes, and every
 /// bad-input case with its documented status, leaving existing outputs untouched.
-/// A class, so that `deinit` (run after each test) removes the directories the test made.
 @Suite(.serialized) final class RunCommandTests {
     static let small = ["--clients", "30", "--duration", "2h", "--quiet"]
 
-    /// The directories `temporaryDirectory()` made for the current test.
-    private var created: [String] = []
+    private let directories = TemporaryDirectories()
 
-    deinit {
-        for path in created { try? FileManager.default.removeItem(atPath: path) }
-    }
-
-    func temporaryDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "syncsim-run-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        created.append(path)
-        return path
-    }
-
-    /// Runs `syncsim <arguments>` and returns its exit status (0 on success).
-    func status(_ arguments: [String]) -> Int32 {
-        do {
-            var command = try SyncSimCommand.parseAsRoot(arguments)
-            try command.run()
-            return 0
-        } catch {
-            return SyncSimCommand.exitCode(for: error).rawValue
-        }
-    }
-
-    func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+    func temporaryDirectory() throws -> String { try directories.make() }
+    func status(_ arguments: [String]) -> Int32 { syncsimStatus(arguments) }
+    func bytes(_ path: String) -> Data? { fileBytes(path) }
 
     @Test func sameSeedGivesByteIdenticalCSV() throws {
         let first = try temporaryDirectory()
@@ -132,6 +110,24 @@ import Testing
         let cells = row.components(separatedBy: ",")
         #expect(cells[cells.count - fromEnd] == "4")
         #expect(status(["run", "--reset-mode", "recover", "--out", directory]) == 64)
+    }
+
+    @Test func theBackupIntervalOverrideIsRecordedAndChecked() throws {
+        let directory = try temporaryDirectory()
+        let arguments = ["run", "--seed", "4", "--out", directory, "--backup-interval", "30m"]
+        #expect(status(arguments + Self.small) == 0)
+        let csv = String(decoding: try #require(bytes("\(directory)/runs.csv")), as: UTF8.self)
+        #expect(csv.contains(#"""backupInterval"":""30m"""#))
+        // Backups every 30 min of a 2 h run: at 0, 30, 60, 90 and 120 min (the scenario's own
+        // interval, 6 h, would give one).
+        let header = csv.components(separatedBy: "\r\n")[0].components(separatedBy: ",")
+        let cells = csv.components(separatedBy: "\r\n")[1].components(separatedBy: ",")
+        let column = try #require(header.firstIndex(of: "backups"))
+        #expect(cells[cells.count - (header.count - column)] == "5")
+        #expect(RunCommand.parseBackupInterval("0") == 0)
+        #expect(RunCommand.parseBackupInterval("6h") == 21_600)
+        #expect(RunCommand.parseBackupInterval("-1") == nil)
+        #expect(status(["run", "--backup-interval", "often", "--out", directory]) == 64)
     }
 
     @Test func durationsParse() {

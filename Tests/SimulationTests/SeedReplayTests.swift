@@ -30,7 +30,7 @@ import Testing
                 .scenario
         scenario.applyOverrides(
             clientsCount: entry.clients, durationSeconds: entry.durationSeconds,
-            resetMode: entry.resetMode)
+            resetMode: entry.resetMode, backupIntervalSeconds: entry.backupIntervalSeconds)
         let result = World(scenario: scenario, seed: entry.seed).run()
         #expect(result.passed, "\(file) (once: \(entry.failure)) fails again: \(result.failures)")
         #expect(result.converged)

@@ -1,0 +1,142 @@
+//! The statistics of a sweep: many seeds of one scenario, in one or more variants, summarised
+//! per variant and metric (`sweep.csv`) and compared with the first variant seed by seed
+//! (`sweep_paired.csv`).
+//!
+//! Both files are a function of the runs' deterministic metrics alone, taken in the order given
+//! (callers pass each variant's runs in seed order), so they are byte-identical however the runs
+//! were scheduled. Statistics come from `Summary` (GSL); reals have six decimals (`CSV.real`).
+
+/// One label of a variant: a column of the sweep files and its value, e.g. `reset_mode`.
+public struct SweepLabel: Sendable, Equatable {
+    /// The column name, snake_case.
+    public var column: String
+    public var value: String
+
+    public init(column: String, value: String) {
+        self.column = column
+        self.value = value
+    }
+}
+
+/// The runs of one variant of a sweep: the same scenario and overrides, one run per seed.
+public struct SweepVariant: Sendable, Equatable {
+    /// The variant's labels; every variant of a sweep has the same columns in the same order.
+    public var labels: [SweepLabel]
+    /// One run per seed, in seed order (the same seeds, in the same order, in every variant).
+    public var runs: [RunRecord]
+
+    public init(labels: [SweepLabel], runs: [RunRecord]) {
+        self.labels = labels
+        self.runs = runs
+    }
+}
+
+/// `sweep.csv` and `sweep_paired.csv`.
+public enum SweepCSV {
+    /// The statistics columns of `sweep.csv`, after `variant`, the labels and `metric`.
+    public static let summaryColumns = [
+        "runs", "mean", "standard_deviation", "min", "p50", "p95", "p99", "max",
+        "confidence_low95", "confidence_high95",
+    ]
+    /// The statistics columns of `sweep_paired.csv`, after `variant`, the labels and `metric`.
+    public static let pairedColumns = [
+        "pairs", "mean_difference", "standard_deviation", "min", "p50", "max",
+        "confidence_low95", "confidence_high95", "higher_in_variant", "lower_in_variant",
+    ]
+
+    /// The metric names of `variants`' runs, in first-seen order (variants in order, runs in
+    /// order, metrics in ordinal order): the rows of each variant.
+    public static func metricNames(_ variants: [SweepVariant]) -> [String] {
+        ResultCSV.unionOfNames(variants.flatMap { $0.runs.map(\.metrics) })
+    }
+
+    /// The values of metric `name` over `runs`, in order, skipping runs without it.
+    public static func values(of name: String, in runs: [RunRecord]) -> [Double] {
+        runs.compactMap { run in run.metrics.first { $0.name == name }.map(\.value.asDouble) }
+    }
+
+    /// One row per variant and metric: the metric's `Summary` over the variant's runs.
+    /// - Complexity: O(variants × metrics × runs × metrics per run).
+    public static func summaryText(_ variants: [SweepVariant]) -> String {
+        let names = metricNames(variants)
+        var text = CSV.line(header(variants) + summaryColumns)
+        for (ordinal, variant) in variants.enumerated() {
+            for name in names {
+                let summary = Summary.of(values(of: name, in: variant.runs))
+                let cells = [
+                    String(summary.count), CSV.real(summary.mean),
+                    CSV.real(summary.standardDeviation), CSV.real(summary.min),
+                    CSV.real(summary.p50), CSV.real(summary.p95), CSV.real(summary.p99),
+                    CSV.real(summary.max), CSV.real(summary.confidenceLow95),
+                    CSV.real(summary.confidenceHigh95),
+                ]
+                text += CSV.line(prefix(ordinal, variant, name) + cells)
+            }
+        }
+        return text
+    }
+
+    /// One row per variant after the first and per metric: the differences `variant − first`
+    /// over the seeds both ran (a paired comparison: the same seed gives both variants the same
+    /// workload and faults until their handling differs, so the differences vary far less than
+    /// the values), and how many seeds came out higher in each.
+    /// - Precondition: every variant ran the same seeds in the same order.
+    public static func pairedText(_ variants: [SweepVariant]) -> String {
+        let names = metricNames(variants)
+        var text = CSV.line(header(variants) + pairedColumns)
+        guard let baseline = variants.first else { return text }
+        for (ordinal, variant) in variants.enumerated().dropFirst() {
+            precondition(
+                variant.runs.map(\.seed) == baseline.runs.map(\.seed),
+                "the variants of a sweep ran different seeds")
+            for name in names {
+                let pairs = differences(of: name, variant.runs, baseline.runs)
+                let summary = Summary.of(pairs)
+                let cells = [
+                    String(summary.count), CSV.real(summary.mean),
+                    CSV.real(summary.standardDeviation), CSV.real(summary.min),
+                    CSV.real(summary.p50), CSV.real(summary.max),
+                    CSV.real(summary.confidenceLow95), CSV.real(summary.confidenceHigh95),
+                    String(pairs.count { $0 > 0 }), String(pairs.count { $0 < 0 }),
+                ]
+                text += CSV.line(prefix(ordinal, variant, name) + cells)
+            }
+        }
+        return text
+    }
+
+    /// `variant − baseline` of metric `name`, seed by seed, where both runs have it.
+    public static func differences(
+        of name: String, _ variant: [RunRecord], _ baseline: [RunRecord]
+    ) -> [Double] {
+        zip(variant, baseline).compactMap { run, base in
+            guard let value = run.metrics.first(where: { $0.name == name }),
+                let reference = base.metrics.first(where: { $0.name == name })
+            else { return nil }
+            return value.value.asDouble - reference.value.asDouble
+        }
+    }
+
+    private static func header(_ variants: [SweepVariant]) -> [String] {
+        let labels = variants.first?.labels.map(\.column) ?? []
+        precondition(
+            variants.allSatisfy { $0.labels.map(\.column) == labels },
+            "the variants of a sweep have different label columns")
+        return ["variant"] + labels + ["metric"]
+    }
+
+    private static func prefix(_ ordinal: Int, _ variant: SweepVariant, _ name: String) -> [String]
+    {
+        [String(ordinal)] + variant.labels.map(\.value) + [MetricName.snakeCase(name)]
+    }
+}
+
+extension MetricValue {
+    /// The value as a `Double` (integers above 2^53 round).
+    public var asDouble: Double {
+        switch self {
+        case .integer(let integer): Double(integer)
+        case .real(let real): real
+        }
+    }
+}

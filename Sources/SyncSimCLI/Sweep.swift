@@ -1,0 +1,182 @@
+import Foundation
+import Measurement
+import Simulation
+import SyncEngine
+import Synchronization
+
+/// What a sweep runs: every variant (reset mode × backup interval) for every seed.
+///
+/// Jobs are numbered variant-major, seeds ascending within a variant; that numbering, not the
+/// order in which threads finish, decides everything written, so a sweep gives the same files
+/// with one thread or many.
+struct SweepPlan {
+    /// One variant: the overrides it applies on top of the common ones.
+    struct Variant: Sendable, Equatable {
+        /// `--reset-mode` for this variant (nil: the scenario's own).
+        var resetMode: ClientResetMode?
+        /// `--backup-interval` as given (nil: the scenario's own), for the reproduction line.
+        var backupInterval: String?
+    }
+
+    /// One world to run.
+    struct Job: Sendable {
+        var variant: Int
+        var seed: UInt64
+        var scenario: Scenario
+    }
+
+    var scenario: Scenario
+    var seeds: [UInt64]
+    var variants: [Variant]
+    /// The overrides every variant shares.
+    var size: SizeOverrides
+
+    /// The scenario of `variant`, with the common overrides and its own applied.
+    func scenario(of variant: Variant) -> Scenario {
+        var scenario = self.scenario
+        scenario.applyOverrides(
+            clientsCount: size.clients, durationSeconds: size.durationSeconds,
+            resetMode: variant.resetMode,
+            backupIntervalSeconds: variant.backupInterval.flatMap(RunCommand.parseBackupInterval))
+        return scenario
+    }
+
+    /// Every job, variant-major, seeds in the order given.
+    var jobs: [Job] {
+        variants.enumerated().flatMap { index, variant in
+            let scenario = scenario(of: variant)
+            return seeds.map { Job(variant: index, seed: $0, scenario: scenario) }
+        }
+    }
+
+    /// The labels of `variant` in the sweep files: the values the runs used, overridden or not.
+    func labels(of variant: Variant) -> [SweepLabel] {
+        let scenario = scenario(of: variant)
+        return [
+            SweepLabel(column: "reset_mode", value: scenario.clientReset.mode.rawValue),
+            SweepLabel(
+                column: "backup_interval_seconds",
+                value: String(scenario.server.backupIntervalSeconds)),
+        ]
+    }
+
+    /// A short name of `variant` for the console, e.g. `recoverUnsyncedChanges, backups 6h`.
+    func title(of variant: Variant) -> String {
+        let scenario = scenario(of: variant)
+        let interval = scenario.server.backupIntervalSeconds
+        return scenario.clientReset.mode.rawValue + ", "
+            + (interval == 0 ? "no backups" : "backups every " + Self.shortDuration(interval))
+    }
+
+    static func shortDuration(_ seconds: UInt64) -> String {
+        for (unit, size) in [("d", UInt64(86_400)), ("h", 3_600), ("m", 60)]
+        where seconds % size == 0 {
+            return "\(seconds / size)\(unit)"
+        }
+        return "\(seconds)s"
+    }
+
+    // MARK: - Reading the command line
+
+    /// Seeds from `--seeds`: `N` (N seeds from `first`) or `A-B` (A to B, both included).
+    /// Nil when malformed, empty, above 2^63−1 or more than `Limits.sweepRunsMax`.
+    static func parseSeeds(_ text: String, first: UInt64) -> [UInt64]? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        let low: UInt64
+        let high: UInt64
+        switch parts.count {
+        case 1:
+            guard let count = UInt64(parts[0]), count >= 1 else { return nil }
+            let (end, overflow) = first.addingReportingOverflow(count - 1)
+            guard !overflow else { return nil }
+            (low, high) = (first, end)
+        case 2:
+            guard let a = UInt64(parts[0]), let b = UInt64(parts[1]), a <= b else { return nil }
+            (low, high) = (a, b)
+        default:
+            return nil
+        }
+        guard high <= UInt64(Int64.max), high - low < UInt64(SweepCommand.runsMax) else {
+            return nil
+        }
+        return Array(low...high)
+    }
+
+    /// Reset modes from `--reset-modes`: `all`, or names separated by commas.
+    static func parseResetModes(_ text: String) -> [ClientResetMode]? {
+        if text == "all" { return ClientResetMode.allCases }
+        let modes = text.split(separator: ",", omittingEmptySubsequences: false)
+            .map { ClientResetMode(rawValue: String($0)) }
+        guard !modes.isEmpty, modes.allSatisfy({ $0 != nil }) else { return nil }
+        let list = modes.compactMap { $0 }
+        return Set(list).count == list.count ? list : nil
+    }
+
+    /// Backup intervals from `--backup-intervals`: intervals separated by commas (0: none).
+    static func parseBackupIntervals(_ text: String) -> [String]? {
+        let items = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        let seconds = items.map(RunCommand.parseBackupInterval)
+        guard !items.isEmpty, seconds.allSatisfy({ $0 != nil }) else { return nil }
+        return Set(seconds).count == seconds.count ? items : nil
+    }
+}
+
+/// A finished job: its result and how long it took (wall clock, outside the result).
+struct SweepOutcome: Sendable {
+    var result: RunResult
+    var wall: Duration
+}
+
+/// Runs the jobs of a sweep on `threads` threads, each world whole on one thread (a world is
+/// single-threaded; parallelism is many worlds at once).
+enum SweepRunner {
+    /// Stack of each worker thread: a world runs as it does on the main thread.
+    static let stackSize = 16 << 20
+
+    /// Every job's outcome, in job order. `finished(index, done, outcome)` is called on the
+    /// worker thread as each job ends, in whatever order they end, with the number of jobs done
+    /// so far (for progress only).
+    static func run(
+        _ jobs: [SweepPlan.Job], threads: Int,
+        finished: @escaping @Sendable (Int, Int, SweepOutcome) -> Void = { _, _, _ in }
+    ) -> [SweepOutcome] {
+        precondition(threads >= 1, "a sweep needs at least one thread")
+        let shared = SharedSweep(count: jobs.count)
+        let done = DispatchSemaphore(value: 0)
+        let workers = min(threads, max(jobs.count, 1))
+        for _ in 0..<workers {
+            let thread = Thread {
+                while true {
+                    let index = shared.next.add(1, ordering: .relaxed).oldValue
+                    guard index < jobs.count else { break }
+                    let job = jobs[index]
+                    let started = ContinuousClock.now
+                    let result = World(scenario: job.scenario, seed: job.seed).run()
+                    let outcome = SweepOutcome(result: result, wall: ContinuousClock.now - started)
+                    shared.outcomes.withLock { $0[index] = outcome }
+                    finished(index, shared.done.add(1, ordering: .relaxed).newValue, outcome)
+                }
+                done.signal()
+            }
+            thread.stackSize = stackSize
+            thread.start()
+        }
+        for _ in 0..<workers { done.wait() }
+        return shared.outcomes.withLock { outcomes in
+            outcomes.map { outcome in
+                guard let outcome else { preconditionFailure("a sweep job did not run") }
+                return outcome
+            }
+        }
+    }
+
+    private final class SharedSweep: Sendable {
+        let next = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+        let outcomes: Mutex<[SweepOutcome?]>
+
+        init(count: Int) {
+            outcomes = Mutex(Array(repeating: nil, count: count))
+        }
+    }
+}

@@ -1,0 +1,263 @@
+import ArgumentParser
+import Foundation
+import Measurement
+import Simulation
+import SyncEngine
+
+/// `syncsim sweep`: many seeds of one scenario, in one or more variants (reset modes × backup
+/// intervals), run in parallel worlds, recorded together and summarised with statistics.
+public struct SweepCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "sweep",
+        abstract: "Run a scenario over many seeds and variants, in parallel, with statistics.",
+        discussion: """
+            Runs every variant (each reset mode of --reset-modes times each interval of \
+            --backup-intervals) for every seed of --seeds, each run a world on one thread, \
+            --jobs at once. The runs are appended to DIR/results.sqlite in one transaction, in \
+            variant-major, seed order, so every file is the same with one job or many. Writes \
+            DIR/runs.csv, DIR/clients.csv, DIR/timings.csv (the whole database), DIR/sweep.csv \
+            (per variant and metric: mean, spread, percentiles, 95% confidence interval of the \
+            mean) and DIR/sweep_paired.csv (each variant minus the first, seed by seed). Exits \
+            1 when a run fails a check, and prints the line that reproduces each failed run.
+            """
+    )
+
+    /// At most this many runs in one sweep.
+    static let runsMax = 10_000
+
+    @Argument(help: "A scenario file (JSON). Default: the embedded default scenario.")
+    public var scenario: String?
+
+    @Option(
+        help: """
+            The seeds: N (N seeds from the scenario's seed) or A-B (A to B, both included).
+            """)
+    public var seeds: String = "10"
+
+    @Option(
+        name: .customLong("reset-modes"),
+        help: """
+            Reset modes to compare, separated by commas, or 'all'. Default: the scenario's \
+            clientReset.mode.
+            """)
+    public var resetModes: String?
+
+    @Option(
+        name: .customLong("backup-intervals"),
+        help: """
+            Backup intervals to compare, separated by commas: seconds, or a number with s, m, \
+            h or d; 0 for no backups. Default: the scenario's server.backupIntervalSeconds.
+            """)
+    public var backupIntervals: String?
+
+    @OptionGroup public var size: SizeOverrides
+
+    @Option(help: "Worlds run at once (1 ... 256). Default: the number of cores.")
+    public var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(name: .customLong("out"), help: "The results directory (created if missing).")
+    public var outputDirectory: String = "out"
+
+    @Flag(help: "No progress lines and no table: only the sweep line and the final digest line.")
+    public var quiet = false
+
+    public init() {}
+
+    public func validate() throws {
+        if SweepPlan.parseSeeds(seeds, first: 0) == nil {
+            throw ValidationError(
+                "--seeds '\(seeds)' is not a seed range; give a count (20) or a range A-B (1-20) of at most \(Self.runsMax) seeds, up to 2^63-1."
+            )
+        }
+        if let resetModes, SweepPlan.parseResetModes(resetModes) == nil {
+            let names = ClientResetMode.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError(
+                "--reset-modes '\(resetModes)' is not a list of distinct reset modes; give 'all' or some of \(names), separated by commas."
+            )
+        }
+        if let backupIntervals, SweepPlan.parseBackupIntervals(backupIntervals) == nil {
+            throw ValidationError(
+                "--backup-intervals '\(backupIntervals)' is not a list of distinct intervals; give 0 (no backups), whole seconds or numbers with s, m, h or d, separated by commas (0,1h,6h)."
+            )
+        }
+        if !(1...256).contains(jobs) {
+            throw ValidationError(
+                "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
+        }
+    }
+
+    public func run() throws {
+        let (loaded, bytes) = try CommandSupport.loadScenario(scenario)
+        guard let seedList = SweepPlan.parseSeeds(seeds, first: loaded.seed) else {
+            FileHandle.standardError.write(
+                Data(
+                    "--seeds '\(seeds)' from the scenario's seed \(loaded.seed) goes past 2^63-1; give a range A-B.\n"
+                        .utf8))
+            throw ExitCode(64)
+        }
+        let modes: [ClientResetMode?] = resetModes.flatMap(SweepPlan.parseResetModes) ?? [nil]
+        let intervals: [String?] = backupIntervals.flatMap(SweepPlan.parseBackupIntervals) ?? [nil]
+        let variants = modes.flatMap { mode in
+            intervals.map { SweepPlan.Variant(resetMode: mode, backupInterval: $0) }
+        }
+        guard variants.count * seedList.count <= Self.runsMax else {
+            FileHandle.standardError.write(
+                Data(
+                    "the sweep has \(variants.count) variants × \(seedList.count) seeds = \(variants.count * seedList.count) runs, more than \(Self.runsMax); give fewer seeds or variants.\n"
+                        .utf8))
+            throw ExitCode(64)
+        }
+        let plan = SweepPlan(
+            scenario: loaded, seeds: seedList, variants: variants, size: size)
+        let jobs = plan.jobs
+        print(
+            "sweep: scenario=\(loaded.name) seeds=\(seedList.first!)-\(seedList.last!) variants=\(variants.count) runs=\(jobs.count) jobs=\(self.jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
+        )
+
+        // Fail before simulating if the results cannot be written.
+        let store = try CommandSupport.openStore(outputDirectory)
+
+        let started = ContinuousClock.now
+        let quiet = self.quiet
+        let titles = variants.map(plan.title)
+        let total = jobs.count
+        let outcomes = SweepRunner.run(jobs, threads: self.jobs) { index, done, outcome in
+            guard !quiet else { return }
+            let job = jobs[index]
+            let verdict = outcome.result.passed ? "passed" : "FAILED"
+            FileHandle.standardError.write(
+                Data(
+                    "[\(done)/\(total)] \(titles[job.variant]), seed \(job.seed): \(verdict), digest \(outcome.result.traceDigest.hex)\n"
+                        .utf8))
+        }
+        let wall = ContinuousClock.now - started
+
+        let records = zip(jobs, outcomes).map { job, outcome in
+            RunRecordBuilder.record(
+                result: outcome.result, scenario: job.scenario, scenarioBytes: bytes,
+                timings: Timings(wall: outcome.wall, result: outcome.result),
+                overrides: RunOverrides(
+                    seed: job.seed, clients: size.clients, duration: size.duration,
+                    resetMode: variants[job.variant].resetMode,
+                    backupInterval: variants[job.variant].backupInterval))
+        }
+        let sweepVariants = variants.enumerated().map { index, variant in
+            SweepVariant(
+                labels: plan.labels(of: variant),
+                runs: Array(records[index * seedList.count..<(index + 1) * seedList.count]))
+        }
+        try CommandSupport.writeResults(
+            outputDirectory, store: store,
+            extra: [
+                ("sweep.csv", SweepCSV.summaryText(sweepVariants)),
+                ("sweep_paired.csv", SweepCSV.pairedText(sweepVariants)),
+            ]
+        ) { () throws(MeasurementError) in try store.insert(contentsOf: records) }
+
+        if !quiet {
+            SweepSummaryPrinter.print(
+                variants: sweepVariants, titles: titles, outcomes: outcomes, wall: wall,
+                threads: self.jobs, outputDirectory: outputDirectory)
+        }
+        var digest = TraceDigest()
+        for outcome in outcomes { digest.fold(outcome.result.traceDigest.value) }
+        print("digest=\(digest.hex)")
+        let failed = zip(jobs, outcomes).filter { !$0.1.result.passed }
+        if !failed.isEmpty {
+            for (job, outcome) in failed {
+                print(
+                    "FAILED: \(titles[job.variant]), seed \(job.seed): \(outcome.result.failures.joined(separator: "; "))"
+                )
+                print("reproduce: \(reproduceLine(job, variants[job.variant]))")
+            }
+            throw ExitCode(1)
+        }
+    }
+
+    /// The `syncsim run` line that replays one run of the sweep bit for bit.
+    func reproduceLine(_ job: SweepPlan.Job, _ variant: SweepPlan.Variant) -> String {
+        var command = RunCommand()
+        command.scenario = scenario
+        command.size = size
+        command.resetMode = variant.resetMode
+        command.backupInterval = variant.backupInterval
+        return command.reproduceLine(seed: job.seed)
+    }
+}
+
+/// The console table of a sweep: the headline metrics per variant, with their 95 % confidence
+/// intervals, and each variant's paired difference from the first.
+enum SweepSummaryPrinter {
+    /// The metrics shown, with their labels (every metric is in `sweep.csv`).
+    static let headline: [(name: String, label: String)] = [
+        ("resetsPerClientPerDay", "resets per client per day"),
+        ("writesLostToRestore", "writes lost to a server restore"),
+        ("writesDiscardedByReset", "writes discarded by a reset"),
+        ("writesDroppedByRecovery", "writes dropped by recovery rules"),
+        ("writesKeptInBackup", "writes only in a manual backup"),
+        ("writesDeletedAfterPermissionDenied", "writes deleted, permission denied"),
+        ("resetsManual", "files handed to the app (manual)"),
+        ("resetCycles", "reset cycles detected"),
+        ("divergentClients", "clients not converged"),
+    ]
+
+    static func print(
+        variants: [SweepVariant], titles: [String], outcomes: [SweepOutcome], wall: Duration,
+        threads: Int, outputDirectory: String
+    ) {
+        let seeds = variants.first?.runs.count ?? 0
+        Swift.print("")
+        Swift.print(
+            "Deterministic results: mean [95% confidence interval] over \(seeds) seeds"
+                + (variants.count > 1 ? "; Δ: paired difference from variant 0, seed by seed" : ""))
+        for (ordinal, title) in titles.enumerated() {
+            Swift.print("  variant \(ordinal): \(title)")
+        }
+        for (name, label) in headline {
+            Swift.print("")
+            Swift.print("  \(label)")
+            for (ordinal, variant) in variants.enumerated() {
+                let summary = Summary.of(SweepCSV.values(of: name, in: variant.runs))
+                var line = "    \(ordinal)  " + interval(summary)
+                if ordinal > 0, let baseline = variants.first {
+                    let pairs = SweepCSV.differences(of: name, variant.runs, baseline.runs)
+                    let difference = Summary.of(pairs)
+                    line =
+                        line.padding(toLength: 42, withPad: " ", startingAt: 0) + "Δ "
+                        + interval(difference)
+                        + " (higher in \(pairs.count { $0 > 0 }), lower in \(pairs.count { $0 < 0 }))"
+                }
+                Swift.print(line)
+            }
+        }
+        let passed = outcomes.count { $0.result.passed }
+        Swift.print("")
+        Swift.print("  runs passed: \(passed) of \(outcomes.count)")
+        let (seconds, attoseconds) = wall.components
+        let wallSeconds = Double(seconds) + Double(attoseconds) / 1e18
+        let runSeconds = outcomes.reduce(0.0) { total, outcome in
+            let (s, a) = outcome.wall.components
+            return total + Double(s) + Double(a) / 1e18
+        }
+        Swift.print("")
+        Swift.print("Wall-clock figures (this machine, not deterministic)")
+        Swift.print(
+            "  wall time \(format(wallSeconds, 2)) s for \(format(runSeconds, 2)) s of runs on \(threads) threads (\(format(wallSeconds > 0 ? runSeconds / wallSeconds : 0, 2))x)"
+        )
+        Swift.print("")
+        Swift.print(
+            "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, sweep.csv, sweep_paired.csv"
+        )
+    }
+
+    /// `mean [low, high]`, with the decimals the magnitude needs.
+    static func interval(_ summary: Summary) -> String {
+        let decimals = summary.mean.magnitude < 10 && summary.mean != summary.mean.rounded() ? 3 : 1
+        return
+            "\(format(summary.mean, decimals)) [\(format(summary.confidenceLow95, decimals)), \(format(summary.confidenceHigh95, decimals))]"
+    }
+
+    static func format(_ value: Double, _ decimals: Int) -> String {
+        RunSummaryPrinter.format(value, decimals)
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+@testable import Measurement
+@testable import Simulation
+@testable import SyncSimCLI
+
+/// `syncsim sweep` end to end, in process: the same files with one thread or two, every run the
+/// run its reproduction line replays, and bad input refused before anything is written.
+@Suite(.serialized) final class SweepCommandTests {
+    /// Four small runs: two seeds × two reset modes.
+    static let small = [
+        "--seeds", "5-6", "--reset-modes", "recoverUnsyncedChanges,discardUnsyncedChanges",
+        "--clients", "20", "--duration", "2h", "--quiet",
+    ]
+    static let files = ["runs.csv", "clients.csv", "sweep.csv", "sweep_paired.csv"]
+
+    private let directories = TemporaryDirectories()
+
+    func rows(_ path: String) throws -> [String] {
+        String(decoding: try #require(fileBytes(path)), as: UTF8.self)
+            .components(separatedBy: "\r\n").dropLast()
+    }
+
+    @Test func oneThreadAndTwoGiveByteIdenticalFiles() throws {
+        let serial = try directories.make()
+        let parallel = try directories.make()
+        #expect(syncsimStatus(["sweep", "--jobs", "1", "--out", serial] + Self.small) == 0)
+        #expect(syncsimStatus(["sweep", "--jobs", "2", "--out", parallel] + Self.small) == 0)
+        for file in Self.files {
+            let bytes = try #require(fileBytes("\(serial)/\(file)"))
+            #expect(bytes == fileBytes("\(parallel)/\(file)"), "\(file) differs with 2 jobs")
+        }
+        // Variant-major, seeds ascending: 5, 6 in recover, then 5, 6 in discard.
+        let runs = try rows("\(serial)/runs.csv")
+        #expect(runs.count == 5)
+        #expect(
+            runs.dropFirst().map { $0.components(separatedBy: ",")[1] } == ["5", "6", "5", "6"])
+        #expect(runs[3].contains(#"""resetMode"":""discardUnsyncedChanges"""#))
+        // sweep.csv: a row per variant and metric; sweep_paired.csv: the second variant only.
+        let metrics = try rows("\(serial)/sweep.csv").count - 1
+        #expect(metrics % 2 == 0 && metrics > 40)
+        #expect(try rows("\(serial)/sweep_paired.csv").count - 1 == metrics / 2)
+        let passed = try rows("\(serial)/sweep.csv").filter { $0.contains(",passed,") }
+        #expect(passed.map { $0.components(separatedBy: ",")[5] } == ["1.000000", "1.000000"])
+    }
+
+    /// Each run of a sweep is the run `syncsim run` makes with the variant's overrides: its
+    /// reproduction line replays it bit for bit.
+    @Test func everyRunIsTheRunItsReproductionLineMakes() throws {
+        let sweep = try directories.make()
+        let arguments = [
+            "sweep", "--seeds", "2", "--backup-intervals", "0,45m", "--clients", "12",
+            "--duration", "3h", "--jobs", "2", "--out", sweep, "--quiet",
+        ]
+        #expect(syncsimStatus(arguments) == 0)
+        let digests = try rows("\(sweep)/runs.csv").dropFirst().map { row in
+            row.components(separatedBy: ",").first { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }
+        }
+        #expect(digests.count == 4)
+
+        let command = try #require(try SyncSimCommand.parseAsRoot(arguments) as? SweepCommand)
+        let plan = SweepPlan(
+            scenario: try CommandSupport.loadScenario(nil).0, seeds: [1, 2],
+            variants: [.init(backupInterval: "0"), .init(backupInterval: "45m")],
+            size: try SizeOverrides.parse(["--clients", "12", "--duration", "3h"]))
+        for (index, job) in plan.jobs.enumerated() {
+            let line = command.reproduceLine(job, plan.variants[job.variant])
+            let single = try directories.make()
+            var replay = Array(line.split(separator: " ").map(String.init).dropFirst())
+            replay += ["--out", single, "--quiet"]
+            #expect(syncsimStatus(replay) == 0, "\(line)")
+            let digest = try rows("\(single)/runs.csv")[1].components(separatedBy: ",")
+                .first { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }
+            #expect(digest == digests[index], "\(line) does not replay run \(index) of the sweep")
+        }
+        #expect(
+            command.reproduceLine(plan.jobs[3], plan.variants[1])
+                == "syncsim run --seed 2 --clients 12 --duration 3h --backup-interval 45m")
+    }
+
+    @Test func badInputExits64AndWritesNothing() throws {
+        let directory = try directories.make()
+        let out = directory + "/out"
+        for arguments in [
+            ["--seeds", "0"], ["--seeds", "7-3"], ["--seeds", "x"], ["--seeds", "1-20000"],
+            ["--reset-modes", "recover"],
+            ["--reset-modes", "manual,manual"], ["--backup-intervals", "1h,3600"],
+            ["--backup-intervals", "1h,"], ["--jobs", "0"], ["--clients", "0"],
+            ["--duration", "2 days"],
+        ] {
+            #expect(syncsimStatus(["sweep", "--out", out] + arguments) == 64, "\(arguments)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func aMalformedScenarioExits2AndAFileAsOutputExits3() throws {
+        let directory = try directories.make()
+        let scenario = directory + "/bad.json"
+        try Data("{ \"durationSeconds\": \"long\" }".utf8).write(to: URL(fileURLWithPath: scenario))
+        #expect(syncsimStatus(["sweep", scenario, "--out", directory + "/out"]) == 2)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/out"))
+        let file = directory + "/not-a-directory"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(syncsimStatus(["sweep", "--out", file] + Self.small) == 3)
+        #expect(fileBytes(file) == Data("keep me".utf8))
+    }
+
+    @Test func listsParse() {
+        #expect(SweepPlan.parseSeeds("3", first: 10) == [10, 11, 12])
+        #expect(SweepPlan.parseSeeds("4-6", first: 10) == [4, 5, 6])
+        #expect(SweepPlan.parseSeeds("6-6", first: 10) == [6])
+        #expect(SweepPlan.parseSeeds("2", first: UInt64(Int64.max)) == nil)
+        #expect(SweepPlan.parseSeeds("-3", first: 1) == nil)
+        #expect(SweepPlan.parseSeeds("1-2-3", first: 1) == nil)
+        #expect(SweepPlan.parseResetModes("all")?.count == 4)
+        #expect(
+            SweepPlan.parseResetModes("manual,recoverUnsyncedChanges") == [
+                .manual, .recoverUnsyncedChanges,
+            ])
+        #expect(SweepPlan.parseResetModes("") == nil)
+        #expect(SweepPlan.parseBackupIntervals("0,1h,1d") == ["0", "1h", "1d"])
+        #expect(SweepPlan.parseBackupIntervals("60,1m") == nil)
+        #expect(SweepPlan.shortDuration(21_600) == "6h")
+        #expect(SweepPlan.shortDuration(90) == "90s")
+    }
+}
