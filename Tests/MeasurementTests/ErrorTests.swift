@@ -144,6 +144,24 @@ import Testing
         #expect(try store.insert(sampleRun(seed: 3)) == 2)
     }
 
+    @Test func aFailingBatchLeavesNoRunOfIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("results.sqlite")
+        let store = try ResultStore(path: path)
+        try store.insert(sampleRun(seed: 1))
+        var broken = sampleRun(seed: 3)
+        broken.clients.append(ClientRecord(clientIndex: 1, metrics: [.integer("uploadsCount", 1)]))
+        // Seed 2 inserts fine, then seed 3 fails: neither stays.
+        let error = measurementError {
+            try store.insert(contentsOf: [sampleRun(seed: 2), broken, sampleRun(seed: 4)])
+        }
+        #expect(error?.code == 306)
+        #expect(error?.message.hasPrefix("\(path): inserting a batch of 3 runs failed") == true)
+        #expect(try store.runs().map(\.record) == [sampleRun(seed: 1)])
+        #expect(try store.insert(contentsOf: [sampleRun(seed: 5), sampleRun(seed: 6)]) == [2, 3])
+        #expect(try store.runs().map(\.record.seed) == [1, 5, 6])
+    }
+
     @Test func everyCodeIsDistinctAndStable() {
         let cause = DatabaseError(resultCode: .SQLITE_ERROR, message: "x")
         let errors: [MeasurementError] = [
