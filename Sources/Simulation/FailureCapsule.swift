@@ -17,6 +17,8 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
     public var resetMode: ClientResetMode?
     /// The `--backup-interval` override in seconds (0: no backups), if any.
     public var backupIntervalSeconds: UInt64?
+    /// The `--set PATH=VALUE` overrides, in order, if any.
+    public var settings: [String]?
     /// What failed.
     public var failure: String
     /// How it was fixed (empty until it is).
@@ -27,8 +29,9 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
 
     public init(
         scenario: String, seed: UInt64, clients: UInt32?, durationSeconds: UInt64?,
-        resetMode: ClientResetMode? = nil, backupIntervalSeconds: UInt64? = nil, failure: String,
-        fixedIn: String, commit: String?, digest: String?, reproduce: String?
+        resetMode: ClientResetMode? = nil, backupIntervalSeconds: UInt64? = nil,
+        settings: [String]? = nil, failure: String, fixedIn: String, commit: String?,
+        digest: String?, reproduce: String?
     ) {
         self.scenario = scenario
         self.seed = seed
@@ -36,6 +39,7 @@ public struct FailureCapsule: Codable, Sendable, Equatable {
         self.durationSeconds = durationSeconds
         self.resetMode = resetMode
         self.backupIntervalSeconds = backupIntervalSeconds
+        self.settings = settings
         self.failure = failure
         self.fixedIn = fixedIn
         self.commit = commit

@@ -27,10 +27,10 @@ public struct ScenarioError: Error, CustomStringConvertible, Equatable {
 }
 
 extension Scenario {
-    /// Reads and validates a scenario file.
-    public static func load(path: String) throws(ScenarioError) -> (
-        scenario: Scenario, bytes: [UInt8]
-    ) {
+    /// Reads and validates a scenario file, with `settings` applied first.
+    public static func load(path: String, settings: [ScenarioSetting] = []) throws(ScenarioError)
+        -> (scenario: Scenario, bytes: [UInt8])
+    {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ScenarioError(
                 code: .unreadable, file: path, field: "",
@@ -38,11 +38,25 @@ extension Scenario {
                 fix: "pass the path of a readable scenario file (see Data/scenarios/)")
         }
         let bytes = [UInt8](data)
-        return (try decode(bytes: bytes, file: path), bytes)
+        return (try decode(bytes: bytes, file: path, settings: settings), bytes)
     }
 
-    /// Decodes and validates scenario JSON. `file` names the source in error messages.
-    public static func decode(bytes: [UInt8], file: String) throws(ScenarioError) -> Scenario {
+    /// Decodes and validates scenario JSON, with `settings` applied to the JSON first (as if the
+    /// file said so). `file` names the source in error messages; with settings, the message
+    /// names them too.
+    public static func decode(bytes: [UInt8], file: String, settings: [ScenarioSetting] = [])
+        throws(ScenarioError) -> Scenario
+    {
+        var root = try parse(bytes: bytes, file: file)
+        var file = file
+        if !settings.isEmpty {
+            file += " with " + settings.map { "--set \($0.text)" }.joined(separator: " ")
+            for setting in settings { try setting.apply(to: &root, file: file) }
+        }
+        return try decode(root: root, file: file)
+    }
+
+    static func parse(bytes: [UInt8], file: String) throws(ScenarioError) -> JSONValue {
         let root: JSONValue
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
@@ -59,6 +73,10 @@ extension Scenario {
                 problem: "not valid JSON (\(error))",
                 fix: "correct the JSON syntax; a scenario file is one JSON object")
         }
+        return root
+    }
+
+    static func decode(root: JSONValue, file: String) throws(ScenarioError) -> Scenario {
         var reader = try FieldReader(root, path: "", file: file)
         var scenario = Scenario()
         scenario.name = try reader.string("name", default: scenario.name)
@@ -349,9 +367,67 @@ struct FieldReader {
     }
 }
 
+/// One `--set PATH=VALUE`: a field of the scenario's JSON, named by its dotted path of object
+/// keys, replaced (or added) before the scenario is decoded, so the strict decoder checks it as
+/// if the file held it. `VALUE` is JSON (`20`, `true`, `"manual"`, `[]`), or else a bare string
+/// (`manual`).
+public struct ScenarioSetting: Sendable, Equatable {
+    /// The keys from the top level down, e.g. `["workload", "listPercent"]`.
+    public var path: [String]
+    /// The command-line text, `PATH=VALUE`.
+    public var text: String
+    let value: JSONValue
+
+    /// Parses `PATH=VALUE`; nil without `=`, or with an empty key in the path.
+    public init?(_ text: String) {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let path = text[..<equals].split(separator: ".", omittingEmptySubsequences: false)
+            .map(String.init)
+        guard !path.isEmpty, path.allSatisfy({ !$0.isEmpty }) else { return nil }
+        let valueText = String(text[text.index(after: equals)...])
+        self.path = path
+        self.text = text
+        self.value =
+            (try? JSONDecoder().decode(JSONValue.self, from: Data(valueText.utf8)))
+            ?? .string(valueText)
+    }
+
+    /// The dotted path, e.g. `workload.listPercent`.
+    public var pathText: String { path.joined(separator: ".") }
+
+    /// The value as given, after the first `=`.
+    public var valueText: String { String(text[text.index(after: text.firstIndex(of: "=")!)...]) }
+
+    func apply(to root: inout JSONValue, file: String) throws(ScenarioError) {
+        try Self.set(value, at: path[...], in: &root, walked: [], file: file)
+    }
+
+    private static func set(
+        _ value: JSONValue, at path: ArraySlice<String>, in node: inout JSONValue,
+        walked: [String], file: String
+    ) throws(ScenarioError) {
+        guard let key = path.first else {
+            node = value
+            return
+        }
+        guard case .object(var object) = node else {
+            throw ScenarioError(
+                code: .wrongType, file: file,
+                field: walked.isEmpty ? "(top level)" : walked.joined(separator: "."),
+                problem: "--set goes through it, but it is not a JSON object",
+                fix: "set a field of an object (arrays such as faults are set whole: faults=[])")
+        }
+        var child = object[key].flatMap { $0 == .null ? nil : $0 } ?? .object([:])
+        object[key] = nil  // keep `child` uniquely referenced while it changes
+        try set(value, at: path.dropFirst(), in: &child, walked: walked + [key], file: file)
+        object[key] = child
+        node = .object(object)
+    }
+}
+
 /// A JSON value that keeps booleans and numbers apart (Foundation's `JSONSerialization` on
 /// Linux does not). Integers up to 2^53 are exact as `Double`; larger seeds are rejected by range.
-enum JSONValue: Decodable, Equatable {
+enum JSONValue: Decodable, Equatable, Sendable {
     case null
     case bool(Bool)
     case number(Double)

@@ -40,6 +40,14 @@ public struct RunCommand: ParsableCommand {
     public var backupInterval: String?
 
     @Option(
+        name: .customLong("set"),
+        help: """
+            Set a field of the scenario, as if the file said so: PATH=VALUE, PATH a dotted \
+            path (workload.listPercent), VALUE JSON or a bare string. Repeatable.
+            """)
+    public var settings: [String] = []
+
+    @Option(
         name: .customLong("log-level"),
         help: """
             Log sync events to standard error at this level and above, stamped with simulated \
@@ -60,6 +68,7 @@ public struct RunCommand: ParsableCommand {
             throw ValidationError(
                 "--seed \(seed) is above 2^63-1; give a seed between 0 and \(Int64.max).")
         }
+        try CommandSupport.validate(settings: settings)
         if let backupInterval, RunCommand.parseBackupInterval(backupInterval) == nil {
             throw ValidationError(
                 "--backup-interval '\(backupInterval)' is not an interval; give 0 (no backups), whole seconds (3600) or a number with s, m, h or d (30m, 6h, 1d), at most 366d."
@@ -87,7 +96,8 @@ public struct RunCommand: ParsableCommand {
 
     public func run() throws {
         // Load and override the scenario before anything is written.
-        var (loaded, bytes) = try CommandSupport.loadScenario(scenario)
+        var (loaded, bytes) = try CommandSupport.loadScenario(
+            scenario, settings: settings.compactMap(ScenarioSetting.init))
         loaded.applyOverrides(
             clientsCount: size.clients, durationSeconds: size.durationSeconds,
             resetMode: resetMode,
@@ -115,7 +125,7 @@ public struct RunCommand: ParsableCommand {
             result: result, scenario: loaded, scenarioBytes: bytes, timings: timings,
             overrides: RunOverrides(
                 seed: seed, clients: size.clients, duration: size.duration, resetMode: resetMode,
-                backupInterval: backupInterval))
+                backupInterval: backupInterval, set: settings.isEmpty ? nil : settings))
         try CommandSupport.writeResults(outputDirectory, store: store) {
             () throws(MeasurementError) in try store.insert(record)
         }
@@ -132,6 +142,7 @@ public struct RunCommand: ParsableCommand {
                 durationSeconds: size.durationSeconds,
                 resetMode: resetMode,
                 backupIntervalSeconds: backupInterval.flatMap(RunCommand.parseBackupInterval),
+                settings: settings.isEmpty ? nil : settings,
                 failure: result.failures.joined(separator: "; "),
                 fixedIn: "",
                 commit: BuildInfo.gitCommit, digest: result.traceDigest.hex,
@@ -157,6 +168,7 @@ public struct RunCommand: ParsableCommand {
         if let duration = size.duration { parts += ["--duration", duration] }
         if let resetMode { parts += ["--reset-mode", resetMode.rawValue] }
         if let backupInterval { parts += ["--backup-interval", backupInterval] }
+        for setting in settings { parts += ["--set", CommandSupport.shellWord(setting)] }
         return parts.joined(separator: " ")
     }
 }
@@ -168,6 +180,7 @@ struct RunOverrides: Encodable {
     var duration: String?
     var resetMode: ClientResetMode?
     var backupInterval: String?
+    var set: [String]?
 }
 
 extension ClientResetMode: ExpressibleByArgument {}
@@ -206,14 +219,36 @@ public struct SizeOverrides: ParsableArguments {
 
 /// What `run` and `sweep` share: reading the scenario, opening the results, writing them.
 enum CommandSupport {
-    /// The scenario file at `path` (or the embedded default) and its bytes; on a bad file,
-    /// prints the error (which names the file, field and fix) and exits 2.
-    static func loadScenario(_ path: String?) throws -> (Scenario, [UInt8]) {
+    /// Checks that every `--set` is `PATH=VALUE`.
+    static func validate(settings: [String]) throws {
+        for text in settings where ScenarioSetting(text) == nil {
+            throw ValidationError(
+                "--set '\(text)' is not PATH=VALUE; give a dotted path of the scenario, '=' and a value, e.g. workload.listPercent=20 or clientReset.mode=manual."
+            )
+        }
+    }
+
+    /// `text` as one word for a POSIX shell: as it is when that is safe, else in single quotes.
+    static func shellWord(_ text: String) -> String {
+        let safe = text.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII
+                && (CharacterSet.alphanumerics.contains(scalar)
+                    || "._-=,:/+@%".unicodeScalars.contains(scalar))
+        }
+        return safe ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// The scenario file at `path` (or the embedded default), with `settings` applied, and the
+    /// file's bytes; on a bad file or setting, prints the error (which names the file, the
+    /// settings, the field and the fix) and exits 2.
+    static func loadScenario(_ path: String?, settings: [ScenarioSetting] = []) throws -> (
+        Scenario, [UInt8]
+    ) {
         do {
-            if let path { return try Scenario.load(path: path) }
+            if let path { return try Scenario.load(path: path, settings: settings) }
             let bytes = Array(Scenario.defaultScenarioJSON.utf8)
             let source = Scenario.defaultScenarioPath + " (embedded)"
-            return (try Scenario.decode(bytes: bytes, file: source), bytes)
+            return (try Scenario.decode(bytes: bytes, file: source, settings: settings), bytes)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(2)

@@ -4,18 +4,24 @@ import Simulation
 import SyncEngine
 import Synchronization
 
-/// What a sweep runs: every variant (reset mode × backup interval) for every seed.
+/// What a sweep runs: every variant (reset mode × backup interval × each `--vary` value) for
+/// every seed.
 ///
 /// Jobs are numbered variant-major, seeds ascending within a variant; that numbering, not the
 /// order in which threads finish, decides everything written, so a sweep gives the same files
 /// with one thread or many.
 struct SweepPlan {
-    /// One variant: the overrides it applies on top of the common ones.
-    struct Variant: Sendable, Equatable {
+    /// One variant: the overrides it applies on top of the common ones, and the scenario they
+    /// make.
+    struct Variant: Sendable {
         /// `--reset-mode` for this variant (nil: the scenario's own).
         var resetMode: ClientResetMode?
         /// `--backup-interval` as given (nil: the scenario's own), for the reproduction line.
         var backupInterval: String?
+        /// This variant's `--vary` choices, one per `--vary`, in order.
+        var settings: [ScenarioSetting] = []
+        /// The scenario with every override applied: what the variant's runs simulate.
+        var scenario = Scenario()
     }
 
     /// One world to run.
@@ -25,47 +31,76 @@ struct SweepPlan {
         var scenario: Scenario
     }
 
-    var scenario: Scenario
     var seeds: [UInt64]
     var variants: [Variant]
-    /// The overrides every variant shares.
-    var size: SizeOverrides
+    /// The `--vary` paths, in order: one label column each.
+    var variedPaths: [String]
 
-    /// The scenario of `variant`, with the common overrides and its own applied.
-    func scenario(of variant: Variant) -> Scenario {
-        var scenario = self.scenario
-        scenario.applyOverrides(
-            clientsCount: size.clients, durationSeconds: size.durationSeconds,
-            resetMode: variant.resetMode,
-            backupIntervalSeconds: variant.backupInterval.flatMap(RunCommand.parseBackupInterval))
-        return scenario
+    /// The plan of a sweep of the scenario at `path` (nil: the embedded default): every reset
+    /// mode × every backup interval × every value of each `--vary`, in that nesting, with the
+    /// common `settings` and `size` applied to all. Prints the error and exits 2 when a
+    /// variant's settings make an invalid scenario.
+    static func make(
+        path: String?, settings: [ScenarioSetting], size: SizeOverrides, seeds: [UInt64],
+        resetModes: [ClientResetMode?], backupIntervals: [String?], varies: [[ScenarioSetting]]
+    ) throws -> SweepPlan {
+        var variants = resetModes.flatMap { mode in
+            backupIntervals.map { Variant(resetMode: mode, backupInterval: $0) }
+        }
+        for choices in varies {
+            variants = variants.flatMap { variant in
+                choices.map { choice in
+                    var next = variant
+                    next.settings.append(choice)
+                    return next
+                }
+            }
+        }
+        for index in variants.indices {
+            var scenario = try CommandSupport.loadScenario(
+                path, settings: settings + variants[index].settings
+            ).0
+            scenario.applyOverrides(
+                clientsCount: size.clients, durationSeconds: size.durationSeconds,
+                resetMode: variants[index].resetMode,
+                backupIntervalSeconds: variants[index].backupInterval.flatMap(
+                    RunCommand.parseBackupInterval))
+            variants[index].scenario = scenario
+        }
+        return SweepPlan(
+            seeds: seeds, variants: variants, variedPaths: varies.compactMap(\.first?.pathText))
     }
 
     /// Every job, variant-major, seeds in the order given.
     var jobs: [Job] {
         variants.enumerated().flatMap { index, variant in
-            let scenario = scenario(of: variant)
-            return seeds.map { Job(variant: index, seed: $0, scenario: scenario) }
+            seeds.map { Job(variant: index, seed: $0, scenario: variant.scenario) }
         }
     }
 
-    /// The labels of `variant` in the sweep files: the values the runs used, overridden or not.
+    /// The labels of `variant` in the sweep files: the mode and interval its runs used,
+    /// overridden or not, then its value of each `--vary` path.
     func labels(of variant: Variant) -> [SweepLabel] {
-        let scenario = scenario(of: variant)
-        return [
-            SweepLabel(column: "reset_mode", value: scenario.clientReset.mode.rawValue),
+        [
+            SweepLabel(column: "reset_mode", value: variant.scenario.clientReset.mode.rawValue),
             SweepLabel(
                 column: "backup_interval_seconds",
-                value: String(scenario.server.backupIntervalSeconds)),
+                value: String(variant.scenario.server.backupIntervalSeconds)),
         ]
+            + zip(variedPaths, variant.settings).map { path, setting in
+                SweepLabel(column: path, value: setting.valueText)
+            }
     }
 
-    /// A short name of `variant` for the console, e.g. `recoverUnsyncedChanges, backups 6h`.
+    /// A short name of `variant` for the console, e.g.
+    /// `recoverUnsyncedChanges, backups every 6h, workload.listPercent=20`.
     func title(of variant: Variant) -> String {
-        let scenario = scenario(of: variant)
-        let interval = scenario.server.backupIntervalSeconds
-        return scenario.clientReset.mode.rawValue + ", "
-            + (interval == 0 ? "no backups" : "backups every " + Self.shortDuration(interval))
+        let interval = variant.scenario.server.backupIntervalSeconds
+        return
+            ([
+                variant.scenario.clientReset.mode.rawValue,
+                interval == 0 ? "no backups" : "backups every " + Self.shortDuration(interval),
+            ] + variant.settings.map(\.text)).joined(separator: ", ")
     }
 
     static func shortDuration(_ seconds: UInt64) -> String {
@@ -110,6 +145,22 @@ struct SweepPlan {
         guard !modes.isEmpty, modes.allSatisfy({ $0 != nil }) else { return nil }
         let list = modes.compactMap { $0 }
         return Set(list).count == list.count ? list : nil
+    }
+
+    /// The settings of one `--vary PATH=V1,V2,…`: `PATH=V1`, `PATH=V2`, …; nil when malformed,
+    /// or when a value repeats. Values are separated by commas, so each is a JSON scalar or a
+    /// bare string.
+    static func parseVary(_ text: String) -> [ScenarioSetting]? {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let path = text[..<equals]
+        let values = text[text.index(after: equals)...]
+            .split(separator: ",", omittingEmptySubsequences: false)
+        guard !values.isEmpty, !values.contains(where: \.isEmpty),
+            Set(values).count == values.count
+        else { return nil }
+        let settings = values.map { ScenarioSetting("\(path)=\($0)") }
+        guard settings.allSatisfy({ $0 != nil }) else { return nil }
+        return settings.compactMap { $0 }
     }
 
     /// Backup intervals from `--backup-intervals`: intervals separated by commas (0: none).

@@ -12,8 +12,8 @@ public struct SweepCommand: ParsableCommand {
         abstract: "Run a scenario over many seeds and variants, in parallel, with statistics.",
         discussion: """
             Runs every variant (each reset mode of --reset-modes times each interval of \
-            --backup-intervals) for every seed of --seeds, each run a world on one thread, \
-            --jobs at once. The runs are appended to DIR/results.sqlite in one transaction, in \
+            --backup-intervals times each value of every --vary) for every seed of --seeds, \
+            each run a world on one thread, --jobs at once. The runs are appended to DIR/results.sqlite in one transaction, in \
             variant-major, seed order, so every file is the same with one job or many. Writes \
             DIR/runs.csv, DIR/clients.csv, DIR/timings.csv (the whole database), DIR/sweep.csv \
             (per variant and metric: mean, spread, percentiles, 95% confidence interval of the \
@@ -52,6 +52,20 @@ public struct SweepCommand: ParsableCommand {
 
     @OptionGroup public var size: SizeOverrides
 
+    @Option(
+        name: .customLong("set"),
+        help: """
+            Set a field of the scenario for every variant: PATH=VALUE, as for run. Repeatable.
+            """)
+    public var settings: [String] = []
+
+    @Option(
+        help: """
+            Vary a field of the scenario: PATH=V1,V2,... (each value JSON or a bare string), one \
+            variant per value. Repeatable: the variants are every combination.
+            """)
+    public var vary: [String] = []
+
     @Option(help: "Worlds run at once (1 ... 256). Default: the number of cores.")
     public var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
@@ -80,6 +94,27 @@ public struct SweepCommand: ParsableCommand {
                 "--backup-intervals '\(backupIntervals)' is not a list of distinct intervals; give 0 (no backups), whole seconds or numbers with s, m, h or d, separated by commas (0,1h,6h)."
             )
         }
+        try CommandSupport.validate(settings: settings)
+        var paths: [String] = []
+        for text in vary {
+            guard let choices = SweepPlan.parseVary(text) else {
+                throw ValidationError(
+                    "--vary '\(text)' is not PATH=V1,V2,...; give a dotted path of the scenario, '=' and distinct values separated by commas, e.g. workload.listPercent=0,10,20."
+                )
+            }
+            paths.append(choices[0].pathText)
+        }
+        let shortcuts = [
+            ("clientReset.mode", "--reset-modes", resetModes != nil),
+            ("server.backupIntervalSeconds", "--backup-intervals", backupIntervals != nil),
+        ]
+        for (path, option, given) in shortcuts where given && paths.contains(path) {
+            throw ValidationError("--vary \(path) and \(option) both vary it; give one of them.")
+        }
+        if Set(paths).count != paths.count {
+            throw ValidationError(
+                "--vary names one path twice; give each path once, with all its values.")
+        }
         if !(1...256).contains(jobs) {
             throw ValidationError(
                 "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
@@ -87,7 +122,8 @@ public struct SweepCommand: ParsableCommand {
     }
 
     public func run() throws {
-        let (loaded, bytes) = try CommandSupport.loadScenario(scenario)
+        let common = settings.compactMap(ScenarioSetting.init)
+        let (loaded, bytes) = try CommandSupport.loadScenario(scenario, settings: common)
         guard let seedList = SweepPlan.parseSeeds(seeds, first: loaded.seed) else {
             FileHandle.standardError.write(
                 Data(
@@ -97,18 +133,19 @@ public struct SweepCommand: ParsableCommand {
         }
         let modes: [ClientResetMode?] = resetModes.flatMap(SweepPlan.parseResetModes) ?? [nil]
         let intervals: [String?] = backupIntervals.flatMap(SweepPlan.parseBackupIntervals) ?? [nil]
-        let variants = modes.flatMap { mode in
-            intervals.map { SweepPlan.Variant(resetMode: mode, backupInterval: $0) }
-        }
-        guard variants.count * seedList.count <= Self.runsMax else {
+        let varies = vary.compactMap(SweepPlan.parseVary)
+        let variantsCount = varies.reduce(modes.count * intervals.count) { $0 * $1.count }
+        guard variantsCount * seedList.count <= Self.runsMax else {
             FileHandle.standardError.write(
                 Data(
-                    "the sweep has \(variants.count) variants × \(seedList.count) seeds = \(variants.count * seedList.count) runs, more than \(Self.runsMax); give fewer seeds or variants.\n"
+                    "the sweep has \(variantsCount) variants × \(seedList.count) seeds = \(variantsCount * seedList.count) runs, more than \(Self.runsMax); give fewer seeds or variants.\n"
                         .utf8))
             throw ExitCode(64)
         }
-        let plan = SweepPlan(
-            scenario: loaded, seeds: seedList, variants: variants, size: size)
+        let plan = try SweepPlan.make(
+            path: scenario, settings: common, size: size, seeds: seedList, resetModes: modes,
+            backupIntervals: intervals, varies: varies)
+        let variants = plan.variants
         let jobs = plan.jobs
         print(
             "sweep: scenario=\(loaded.name) seeds=\(seedList.first!)-\(seedList.last!) variants=\(variants.count) runs=\(jobs.count) jobs=\(self.jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
@@ -139,7 +176,8 @@ public struct SweepCommand: ParsableCommand {
                 overrides: RunOverrides(
                     seed: job.seed, clients: size.clients, duration: size.duration,
                     resetMode: variants[job.variant].resetMode,
-                    backupInterval: variants[job.variant].backupInterval))
+                    backupInterval: variants[job.variant].backupInterval,
+                    set: runSettings(variants[job.variant])))
         }
         let sweepVariants = variants.enumerated().map { index, variant in
             SweepVariant(
@@ -174,6 +212,13 @@ public struct SweepCommand: ParsableCommand {
         }
     }
 
+    /// The `--set` options of one variant's runs: the common ones, then its `--vary` choices;
+    /// nil when there are none (so `options_json` holds no empty list).
+    func runSettings(_ variant: SweepPlan.Variant) -> [String]? {
+        let all = settings + variant.settings.map(\.text)
+        return all.isEmpty ? nil : all
+    }
+
     /// The `syncsim run` line that replays one run of the sweep bit for bit.
     func reproduceLine(_ job: SweepPlan.Job, _ variant: SweepPlan.Variant) -> String {
         var command = RunCommand()
@@ -181,6 +226,7 @@ public struct SweepCommand: ParsableCommand {
         command.size = size
         command.resetMode = variant.resetMode
         command.backupInterval = variant.backupInterval
+        command.settings = runSettings(variant) ?? []
         return command.reproduceLine(seed: job.seed)
     }
 }

@@ -130,6 +130,32 @@ import Testing
         #expect(status(["run", "--backup-interval", "often", "--out", directory]) == 64)
     }
 
+    /// `--set` changes the scenario as the file would: recorded, replayed by the reproduction
+    /// line, and a field set to the value it has changes nothing.
+    @Test func settingsAreAppliedAndRecorded() throws {
+        func digest(_ arguments: [String]) throws -> String? {
+            let directory = try temporaryDirectory()
+            #expect(
+                status(["run", "--seed", "4", "--out", directory] + arguments + Self.small) == 0)
+            return csvColumn("trace_digest", in: "\(directory)/runs.csv")?.first
+        }
+        let plain = try digest([])
+        #expect(try digest(["--set", "workload.listPercent=10"]) == plain)
+        #expect(try digest(["--set", "workload.listPercent=40"]) != plain)
+        let directory = try temporaryDirectory()
+        let arguments = ["run", "--set", "workload.listPercent=40", "--out", directory]
+        #expect(status(arguments + Self.small) == 0)
+        let csv = String(decoding: try #require(bytes("\(directory)/runs.csv")), as: UTF8.self)
+        #expect(csv.contains(#"""set"":[""workload.listPercent=40""]"#))
+        var command = try #require(try SyncSimCommand.parseAsRoot(arguments) as? RunCommand)
+        command.settings.append("name=two words")
+        #expect(
+            command.reproduceLine(seed: 1)
+                == "syncsim run --seed 1 --set workload.listPercent=40 --set 'name=two words'")
+        #expect(status(["run", "--set", "workload.listPercnt=4", "--out", directory]) == 2)
+        #expect(status(["run", "--set", "listPercent", "--out", directory]) == 64)
+    }
+
     @Test func durationsParse() {
         #expect(RunCommand.parseDuration("3600") == 3_600)
         #expect(RunCommand.parseDuration("90s") == 90)

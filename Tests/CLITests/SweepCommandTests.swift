@@ -34,8 +34,10 @@ import Testing
         // Variant-major, seeds ascending: 5, 6 in recover, then 5, 6 in discard.
         let runs = try rows("\(serial)/runs.csv")
         #expect(runs.count == 5)
+        #expect(csvColumn("seed", in: "\(serial)/runs.csv") == ["5", "6", "5", "6"])
         #expect(
-            runs.dropFirst().map { $0.components(separatedBy: ",")[1] } == ["5", "6", "5", "6"])
+            csvColumn("reset_mode", in: "\(serial)/sweep.csv")?.first
+                == "recoverUnsyncedChanges")
         #expect(runs[3].contains(#"""resetMode"":""discardUnsyncedChanges"""#))
         // sweep.csv: a row per variant and metric; sweep_paired.csv: the second variant only.
         let metrics = try rows("\(serial)/sweep.csv").count - 1
@@ -52,31 +54,35 @@ import Testing
         let arguments = [
             "sweep", "--seeds", "2", "--backup-intervals", "0,45m", "--clients", "12",
             "--duration", "3h", "--jobs", "2", "--out", sweep, "--quiet",
+            "--vary", "workload.listPercent=0,25", "--set", "network.lossPerMillion=2000",
         ]
         #expect(syncsimStatus(arguments) == 0)
-        let digests = try rows("\(sweep)/runs.csv").dropFirst().map { row in
-            row.components(separatedBy: ",").first { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }
-        }
-        #expect(digests.count == 4)
+        let digests = try #require(csvColumn("trace_digest", in: "\(sweep)/runs.csv"))
+        #expect(digests.count == 8)
+        #expect(Set(digests).count == 8)
+        #expect(
+            try rows("\(sweep)/sweep.csv")[0].hasPrefix(
+                "variant,reset_mode,backup_interval_seconds,workload.listPercent,metric,"))
 
         let command = try #require(try SyncSimCommand.parseAsRoot(arguments) as? SweepCommand)
-        let plan = SweepPlan(
-            scenario: try CommandSupport.loadScenario(nil).0, seeds: [1, 2],
-            variants: [.init(backupInterval: "0"), .init(backupInterval: "45m")],
-            size: try SizeOverrides.parse(["--clients", "12", "--duration", "3h"]))
+        let plan = try SweepPlan.make(
+            path: nil, settings: [try #require(ScenarioSetting("network.lossPerMillion=2000"))],
+            size: try SizeOverrides.parse(["--clients", "12", "--duration", "3h"]),
+            seeds: [1, 2], resetModes: [nil], backupIntervals: ["0", "45m"],
+            varies: [try #require(SweepPlan.parseVary("workload.listPercent=0,25"))])
         for (index, job) in plan.jobs.enumerated() {
             let line = command.reproduceLine(job, plan.variants[job.variant])
             let single = try directories.make()
             var replay = Array(line.split(separator: " ").map(String.init).dropFirst())
             replay += ["--out", single, "--quiet"]
             #expect(syncsimStatus(replay) == 0, "\(line)")
-            let digest = try rows("\(single)/runs.csv")[1].components(separatedBy: ",")
-                .first { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }
-            #expect(digest == digests[index], "\(line) does not replay run \(index) of the sweep")
+            let digest = csvColumn("trace_digest", in: "\(single)/runs.csv")
+            #expect(digest == [digests[index]], "\(line) does not replay run \(index) of the sweep")
         }
         #expect(
-            command.reproduceLine(plan.jobs[3], plan.variants[1])
-                == "syncsim run --seed 2 --clients 12 --duration 3h --backup-interval 45m")
+            command.reproduceLine(plan.jobs[7], plan.variants[3])
+                == "syncsim run --seed 2 --clients 12 --duration 3h --backup-interval 45m --set network.lossPerMillion=2000 --set workload.listPercent=25"
+        )
     }
 
     @Test func badInputExits64AndWritesNothing() throws {
@@ -87,7 +93,11 @@ import Testing
             ["--reset-modes", "recover"],
             ["--reset-modes", "manual,manual"], ["--backup-intervals", "1h,3600"],
             ["--backup-intervals", "1h,"], ["--jobs", "0"], ["--clients", "0"],
-            ["--duration", "2 days"],
+            ["--duration", "2 days"], ["--set", "seed"], ["--vary", "seed"],
+            ["--vary", "workload.listPercent=1,1"], ["--vary", "workload.listPercent=1,"],
+            ["--vary", "seed=1,2", "--vary", "seed=3"],
+            ["--vary", "clientReset.mode=manual,discardUnsyncedChanges", "--reset-modes", "all"],
+            ["--vary", "server.backupIntervalSeconds=60,120", "--backup-intervals", "1h,2h"],
         ] {
             #expect(syncsimStatus(["sweep", "--out", out] + arguments) == 64, "\(arguments)")
         }
@@ -121,6 +131,9 @@ import Testing
         #expect(SweepPlan.parseResetModes("") == nil)
         #expect(SweepPlan.parseBackupIntervals("0,1h,1d") == ["0", "1h", "1d"])
         #expect(SweepPlan.parseBackupIntervals("60,1m") == nil)
+        #expect(
+            SweepPlan.parseVary("a.b=1,x,\"y\"")?.map(\.text) == ["a.b=1", "a.b=x", "a.b=\"y\""])
+        #expect(SweepPlan.parseVary("a.b=") == nil)
         #expect(SweepPlan.shortDuration(21_600) == "6h")
         #expect(SweepPlan.shortDuration(90) == "90s")
     }

@@ -46,6 +46,62 @@ import Testing
         }
     }
 
+    func decode(_ json: String, setting texts: [String]) throws -> Scenario {
+        let settings = try texts.map { text in try #require(ScenarioSetting(text)) }
+        return try Scenario.decode(bytes: Array(json.utf8), file: "test.json", settings: settings)
+    }
+
+    @Test func settingsChangeFieldsAsTheFileWould() throws {
+        let json = Scenario.defaultScenarioJSON
+        // Every field set to the value it has: the same scenario.
+        let same = try decode(
+            json,
+            setting: [
+                "workload.zipfExponent=0.99", "seed=1", "clientReset.mode=recoverUnsyncedChanges",
+                "server.clientRecoveryEnabled=true", "name=\"default\"",
+            ])
+        #expect(same == (try decode(json)))
+        let changed = try decode(
+            json,
+            setting: [
+                "workload.listPercent=20", "clientReset.mode=manual", "faults=[]",
+                "network.latencySigma=0.25",
+            ])
+        var expected = try decode(json)
+        expected.workload.listPercent = 20
+        expected.clientReset.mode = .manual
+        expected.faults = []
+        expected.network.latencySigma = 0.25
+        #expect(changed == expected)
+        // A missing object is created; the last setting of a path wins.
+        let empty = try decode(
+            "{}", setting: ["server.backupIntervalSeconds=60", "server.backupIntervalSeconds=90"])
+        #expect(empty.server.backupIntervalSeconds == 90)
+    }
+
+    @Test func aBadSettingIsReportedWithTheFieldAndTheSetting() throws {
+        func failure(_ text: String) -> ScenarioError? {
+            do {
+                _ = try decode("{ \"seed\": 3 }", setting: [text])
+                return nil
+            } catch {
+                return error as? ScenarioError
+            }
+        }
+        let unknown = try #require(failure("workload.listPercnt=2"))
+        #expect(unknown.code == .unknownField)
+        #expect(unknown.field == "workload.listPercnt")
+        #expect(unknown.file == "test.json with --set workload.listPercnt=2")
+        #expect(failure("seed.low=2")?.code == .wrongType)
+        #expect(failure("seed.low=2")?.field == "seed")
+        #expect(failure("workload.listPercent=101")?.code == .outOfRange)
+        #expect(failure("workload.listPercent=ten")?.code == .wrongType)  // a bare string
+        #expect(ScenarioSetting("noequals") == nil)
+        #expect(ScenarioSetting("a..b=1") == nil)
+        #expect(ScenarioSetting("=1") == nil)
+        #expect(ScenarioSetting("name=a=b")?.valueText == "a=b")
+    }
+
     @Test func malformedJSON() {
         let failure = error("{ \"clientsCount\": 3, }x")
         #expect(failure?.code == .malformedJSON)

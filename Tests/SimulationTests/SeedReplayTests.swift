@@ -23,11 +23,18 @@ import Testing
         let data = try Data(
             contentsOf: Self.repository.appendingPathComponent("Data/seeds/\(file)"))
         let entry = try JSONDecoder().decode(FailureCapsule.self, from: data)
+        let settings = try (entry.settings ?? []).map { text in
+            try #require(ScenarioSetting(text), "\(file): setting '\(text)' is not PATH=VALUE")
+        }
         var scenario =
             entry.scenario == "default"
-            ? try Scenario.decode(bytes: Array(Scenario.defaultScenarioJSON.utf8), file: "default")
-            : try Scenario.load(path: Self.repository.appendingPathComponent(entry.scenario).path)
-                .scenario
+            ? try Scenario.decode(
+                bytes: Array(Scenario.defaultScenarioJSON.utf8), file: "default",
+                settings: settings)
+            : try Scenario.load(
+                path: Self.repository.appendingPathComponent(entry.scenario).path,
+                settings: settings
+            ).scenario
         scenario.applyOverrides(
             clientsCount: entry.clients, durationSeconds: entry.durationSeconds,
             resetMode: entry.resetMode, backupIntervalSeconds: entry.backupIntervalSeconds)
