@@ -114,7 +114,7 @@ struct SweepPlan {
     // MARK: - Reading the command line
 
     /// Seeds from `--seeds`: `N` (N seeds from `first`) or `A-B` (A to B, both included).
-    /// Nil when malformed, empty, above 2^63−1 or more than `Limits.sweepRunsMax`.
+    /// Nil when malformed, empty, above 2^63−1 or more than `SweepCommand.runsMax` seeds.
     static func parseSeeds(_ text: String, first: UInt64) -> [UInt64]? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         let low: UInt64

@@ -134,11 +134,14 @@ public struct SweepCommand: ParsableCommand {
         let modes: [ClientResetMode?] = resetModes.flatMap(SweepPlan.parseResetModes) ?? [nil]
         let intervals: [String?] = backupIntervals.flatMap(SweepPlan.parseBackupIntervals) ?? [nil]
         let varies = vary.compactMap(SweepPlan.parseVary)
-        let variantsCount = varies.reduce(modes.count * intervals.count) { $0 * $1.count }
+        // Capped as it grows, so that no product of long lists overflows.
+        let variantsCount = varies.reduce(modes.count * intervals.count) { count, choices in
+            min(count * choices.count, Self.runsMax + 1)
+        }
         guard variantsCount * seedList.count <= Self.runsMax else {
             FileHandle.standardError.write(
                 Data(
-                    "the sweep has \(variantsCount) variants × \(seedList.count) seeds = \(variantsCount * seedList.count) runs, more than \(Self.runsMax); give fewer seeds or variants.\n"
+                    "the sweep has \(variantsCount > Self.runsMax ? "more than \(Self.runsMax)" : String(variantsCount)) variants × \(seedList.count) seeds, more than \(Self.runsMax) runs; give fewer seeds or variants.\n"
                         .utf8))
             throw ExitCode(64)
         }

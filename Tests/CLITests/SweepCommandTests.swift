@@ -98,6 +98,11 @@ import Testing
             ["--vary", "seed=1,2", "--vary", "seed=3"],
             ["--vary", "clientReset.mode=manual,discardUnsyncedChanges", "--reset-modes", "all"],
             ["--vary", "server.backupIntervalSeconds=60,120", "--backup-intervals", "1h,2h"],
+            // 4 modes × 30 values × 100 seeds = 12,000 runs, more than 10,000.
+            [
+                "--seeds", "100", "--reset-modes", "all", "--vary",
+                "seed=" + (1...30).map(String.init).joined(separator: ","),
+            ],
         ] {
             #expect(syncsimStatus(["sweep", "--out", out] + arguments) == 64, "\(arguments)")
         }
