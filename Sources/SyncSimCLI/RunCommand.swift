@@ -123,9 +123,7 @@ public struct RunCommand: ParsableCommand {
 
         let record = RunRecordBuilder.record(
             result: result, scenario: loaded, scenarioBytes: bytes, timings: timings,
-            overrides: RunOverrides(
-                seed: seed, clients: size.clients, duration: size.duration, resetMode: resetMode,
-                backupInterval: backupInterval, set: settings.isEmpty ? nil : settings))
+            overrides: overrides)
         try CommandSupport.writeResults(outputDirectory, store: store) {
             () throws(MeasurementError) in try store.insert(record)
         }
@@ -161,15 +159,14 @@ public struct RunCommand: ParsableCommand {
     }
 
     func reproduceLine(seed: UInt64) -> String {
-        var parts = ["syncsim", "run"]
-        if let scenario { parts.append(scenario) }
-        parts += ["--seed", String(seed)]
-        if let clients = size.clients { parts += ["--clients", String(clients)] }
-        if let duration = size.duration { parts += ["--duration", duration] }
-        if let resetMode { parts += ["--reset-mode", resetMode.rawValue] }
-        if let backupInterval { parts += ["--backup-interval", backupInterval] }
-        for setting in settings { parts += ["--set", CommandSupport.shellWord(setting)] }
-        return parts.joined(separator: " ")
+        overrides.reproduceLine(scenario: scenario, seed: seed)
+    }
+
+    /// The options given, as recorded with the run.
+    var overrides: RunOverrides {
+        RunOverrides(
+            seed: seed, clients: size.clients, duration: size.duration, resetMode: resetMode,
+            backupInterval: backupInterval, set: settings.isEmpty ? nil : settings)
     }
 }
 
@@ -181,6 +178,19 @@ struct RunOverrides: Encodable {
     var resetMode: ClientResetMode?
     var backupInterval: String?
     var set: [String]?
+
+    /// The `syncsim run` line that replays the run of `seed` with these overrides bit for bit.
+    func reproduceLine(scenario: String?, seed: UInt64) -> String {
+        var parts = ["syncsim", "run"]
+        if let scenario { parts.append(CommandSupport.shellWord(scenario)) }
+        parts += ["--seed", String(seed)]
+        if let clients { parts += ["--clients", String(clients)] }
+        if let duration { parts += ["--duration", duration] }
+        if let resetMode { parts += ["--reset-mode", resetMode.rawValue] }
+        if let backupInterval { parts += ["--backup-interval", backupInterval] }
+        for setting in set ?? [] { parts += ["--set", CommandSupport.shellWord(setting)] }
+        return parts.joined(separator: " ")
+    }
 }
 
 extension ClientResetMode: ExpressibleByArgument {}

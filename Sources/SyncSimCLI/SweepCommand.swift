@@ -176,11 +176,7 @@ public struct SweepCommand: ParsableCommand {
             RunRecordBuilder.record(
                 result: outcome.result, scenario: job.scenario, scenarioBytes: bytes,
                 timings: Timings(wall: outcome.wall, result: outcome.result),
-                overrides: RunOverrides(
-                    seed: job.seed, clients: size.clients, duration: size.duration,
-                    resetMode: variants[job.variant].resetMode,
-                    backupInterval: variants[job.variant].backupInterval,
-                    set: runSettings(variants[job.variant])))
+                overrides: overrides(job, variants[job.variant]))
         }
         let sweepVariants = variants.enumerated().map { index, variant in
             SweepVariant(
@@ -215,22 +211,19 @@ public struct SweepCommand: ParsableCommand {
         }
     }
 
-    /// The `--set` options of one variant's runs: the common ones, then its `--vary` choices;
-    /// nil when there are none (so `options_json` holds no empty list).
-    func runSettings(_ variant: SweepPlan.Variant) -> [String]? {
+    /// The options of one run of the sweep, as `syncsim run` would record them: the common
+    /// `--set`s, then the variant's `--vary` choices.
+    func overrides(_ job: SweepPlan.Job, _ variant: SweepPlan.Variant) -> RunOverrides {
         let all = settings + variant.settings.map(\.text)
-        return all.isEmpty ? nil : all
+        return RunOverrides(
+            seed: job.seed, clients: size.clients, duration: size.duration,
+            resetMode: variant.resetMode, backupInterval: variant.backupInterval,
+            set: all.isEmpty ? nil : all)
     }
 
     /// The `syncsim run` line that replays one run of the sweep bit for bit.
     func reproduceLine(_ job: SweepPlan.Job, _ variant: SweepPlan.Variant) -> String {
-        var command = RunCommand()
-        command.scenario = scenario
-        command.size = size
-        command.resetMode = variant.resetMode
-        command.backupInterval = variant.backupInterval
-        command.settings = runSettings(variant) ?? []
-        return command.reproduceLine(seed: job.seed)
+        overrides(job, variant).reproduceLine(scenario: scenario, seed: job.seed)
     }
 }
 
