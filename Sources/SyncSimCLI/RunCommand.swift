@@ -135,24 +135,9 @@ public struct RunCommand: ParsableCommand {
         print("digest=\(result.traceDigest.hex)")
         if !result.passed {
             for failure in result.failures { print("FAILED: \(failure)") }
-            let capsule = FailureCapsule(
-                scenario: scenario ?? "default", seed: runSeed, clients: size.clients,
-                durationSeconds: size.durationSeconds,
-                resetMode: resetMode,
-                backupIntervalSeconds: backupInterval.flatMap(RunCommand.parseBackupInterval),
-                settings: settings.isEmpty ? nil : settings,
-                failure: result.failures.joined(separator: "; "),
-                fixedIn: "",
-                commit: BuildInfo.gitCommit, digest: result.traceDigest.hex,
-                reproduce: reproduceLine(seed: runSeed))
-            let path = "\(outputDirectory)/capsule-seed-\(runSeed).json"
-            if let json = try? RunRecord.canonicalJSON(capsule),
-                (try? AtomicFile.write(json + "\n", to: path)) != nil
-            {
-                print(
-                    "capsule: \(path) (copy it into Data/seeds/ and fill in fixedIn to replay it in every test run)"
-                )
-            }
+            overrides.writeCapsule(
+                scenario: scenario, seed: runSeed, result: result,
+                to: "\(outputDirectory)/capsule-seed-\(runSeed).json")
             print("reproduce: \(reproduceLine(seed: runSeed))")
             throw ExitCode(1)
         }
@@ -178,6 +163,25 @@ struct RunOverrides: Encodable {
     var resetMode: ClientResetMode?
     var backupInterval: String?
     var set: [String]?
+
+    /// Writes the capsule of the failed run of `seed` to `path` (atomically) and prints where;
+    /// prints nothing when it cannot be written (the reproduction line follows anyway).
+    func writeCapsule(scenario: String?, seed: UInt64, result: RunResult, to path: String) {
+        let capsule = FailureCapsule(
+            scenario: scenario ?? "default", seed: seed, clients: clients,
+            durationSeconds: duration.flatMap(RunCommand.parseDuration), resetMode: resetMode,
+            backupIntervalSeconds: backupInterval.flatMap(RunCommand.parseBackupInterval),
+            settings: set, failure: result.failures.joined(separator: "; "), fixedIn: "",
+            commit: BuildInfo.gitCommit, digest: result.traceDigest.hex,
+            reproduce: reproduceLine(scenario: scenario, seed: seed))
+        if let json = try? RunRecord.canonicalJSON(capsule),
+            (try? AtomicFile.write(json + "\n", to: path)) != nil
+        {
+            print(
+                "capsule: \(path) (copy it into Data/seeds/ and fill in fixedIn to replay it in every test run)"
+            )
+        }
+    }
 
     /// The `syncsim run` line that replays the run of `seed` with these overrides bit for bit.
     func reproduceLine(scenario: String?, seed: UInt64) -> String {

@@ -205,6 +205,9 @@ public struct SweepCommand: ParsableCommand {
                 print(
                     "FAILED: \(titles[job.variant]), seed \(job.seed): \(outcome.result.failures.joined(separator: "; "))"
                 )
+                overrides(job, variants[job.variant]).writeCapsule(
+                    scenario: scenario, seed: job.seed, result: outcome.result,
+                    to: "\(outputDirectory)/capsule-variant-\(job.variant)-seed-\(job.seed).json")
                 print("reproduce: \(reproduceLine(job, variants[job.variant]))")
             }
             throw ExitCode(1)

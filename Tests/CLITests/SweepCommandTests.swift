@@ -85,6 +85,47 @@ import Testing
         )
     }
 
+    /// Healing may last 1 s but reconnecting takes 30 s: those runs fail. The sweep still
+    /// writes every run, exits 1, and leaves a capsule per failed run that replays it.
+    @Test func failedRunsExit1WithCapsulesAfterEverythingIsWritten() throws {
+        let directory = try directories.make()
+        let scenario = directory + "/failing.json"
+        let json = """
+            { "name": "failing", "clientsCount": 20, "partitionsCount": 2, "durationSeconds": 3600,
+              "network": { "lossPerMillion": 200000, "reconnectSecondsMin": 30, "reconnectSecondsMax": 60 } }
+            """
+        try Data(json.utf8).write(to: URL(fileURLWithPath: scenario))
+        let arguments = [
+            "sweep", scenario, "--seeds", "3-4", "--vary", "healing.secondsMax=1,7200", "--out",
+            directory, "--quiet",
+        ]
+        #expect(syncsimStatus(arguments) == 1)
+        #expect(csvColumn("passed", in: "\(directory)/runs.csv") == ["0", "0", "1", "1"])
+        let passed = try rows("\(directory)/sweep.csv").filter { $0.contains(",passed,") }
+        // variant, reset_mode, backup_interval_seconds, healing.secondsMax, metric, runs, mean
+        #expect(passed.map { $0.components(separatedBy: ",")[6] } == ["0.000000", "1.000000"])
+        for seed in [3, 4] {
+            let capsule = try #require(
+                fileBytes("\(directory)/capsule-variant-0-seed-\(seed).json"))
+            let decoded = try JSONDecoder().decode(FailureCapsule.self, from: capsule)
+            #expect(decoded.settings == ["healing.secondsMax=1"])
+            #expect(decoded.failure.contains("not quiescent"))
+            #expect(
+                decoded.reproduce
+                    == "syncsim run \(scenario) --seed \(seed) --set healing.secondsMax=1")
+            let replay = try directories.make()
+            #expect(
+                syncsimStatus([
+                    "run", scenario, "--seed", "\(seed)", "--set", "healing.secondsMax=1", "--out",
+                    replay, "--quiet",
+                ]) == 1)
+            let digest = try #require(decoded.digest)
+            #expect(csvColumn("trace_digest", in: "\(replay)/runs.csv") == [digest])
+        }
+        #expect(
+            !FileManager.default.fileExists(atPath: "\(directory)/capsule-variant-1-seed-3.json"))
+    }
+
     @Test func badInputExits64AndWritesNothing() throws {
         let directory = try directories.make()
         let out = directory + "/out"
