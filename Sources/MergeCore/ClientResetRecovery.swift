@@ -322,11 +322,6 @@ struct RecoveryReplay {
         return false
     }
 
-    func listCount(_ object: ObjectRef, _ field: FieldID) -> Int {
-        if case .list(let list) = state.fieldContent(of: object, field: field) { return list.count }
-        return 0
-    }
-
     /// Marks a list for copying (once; the copy happens at the end of the changeset).
     mutating func markForCopy(_ key: FieldRef) {
         if trackers[key]?.copied != true, !pendingCopies.contains(key) { pendingCopies.append(key) }
@@ -380,7 +375,7 @@ struct RecoveryReplay {
             guard !linkMissing(value) else { return drop(.linkToDeletedObject) }
             guard state.contains(object) else { return drop(.objectDeleted) }
             let key = FieldRef(object: object, field: field)
-            let size = listCount(object, field)
+            let size = state.listCount(of: object, field: field)
             guard let remote = withTracker(key, { $0.insert(local: index, size: size) }) else {
                 return drop(.listCopied)
             }
@@ -391,7 +386,7 @@ struct RecoveryReplay {
         case .arrayUpdate(let object, let field, let index, let value, _):
             guard state.contains(object) else { return drop(.objectDeleted) }
             let key = FieldRef(object: object, field: field)
-            let size = listCount(object, field)
+            let size = state.listCount(of: object, field: field)
             guard let remote = withTracker(key, { $0.update(local: index) }) else {
                 return drop(.listCopied)
             }
@@ -404,7 +399,7 @@ struct RecoveryReplay {
         case .arrayMove(let object, let field, let from, let to, _):
             guard state.contains(object) else { return drop(.objectDeleted) }
             let key = FieldRef(object: object, field: field)
-            let size = listCount(object, field)
+            let size = state.listCount(of: object, field: field)
             guard let remote = withTracker(key, { $0.move(from: from, to: to) }) else {
                 return drop(.listCopied)
             }
@@ -417,7 +412,7 @@ struct RecoveryReplay {
         case .arrayErase(let object, let field, let index, _):
             guard state.contains(object) else { return drop(.objectDeleted) }
             let key = FieldRef(object: object, field: field)
-            let size = listCount(object, field)
+            let size = state.listCount(of: object, field: field)
             guard let remote = withTracker(key, { $0.remove(local: index) }) else {
                 return drop(.listCopied)
             }

@@ -47,6 +47,17 @@ public struct Replica: Sendable {
         return resolved(value)
     }
 
+    /// The number of elements in the list `field` of `object`, links to erased objects
+    /// included: the size that list instructions' indices and `priorSize` refer to. 0 when the
+    /// object or the list is missing. Allocates nothing (`list(of:field:)` copies the visible
+    /// elements).
+    public func listCount(of object: ObjectRef, field: FieldID) -> Int {
+        if case .list(let elements) = fieldContent(of: object, field: field) {
+            return elements.count
+        }
+        return 0
+    }
+
     /// The elements of a list field, links to erased objects hidden; nil when there is no such
     /// object or the field is not a list. An unset list is empty.
     /// - Complexity: O(list size).

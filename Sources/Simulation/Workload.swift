@@ -122,12 +122,12 @@ public struct WorkloadGenerator: Sendable {
     /// One edit of the object's `tags` list: an insert at a uniform position (60 %, or 30 %
     /// once the list holds 10 elements, so lists stay short), a move (15 %), a set (10 %) or an
     /// erase (the rest) of a uniform element.
-    /// - Complexity: O(list size) to read the list's length.
+    /// - Complexity: O(1) apart from the draws.
     private func listEdit(_ object: ObjectRef, replica: Replica, stream: RandomStream)
         -> Instruction
     {
         let field = WorkloadSchema.tagsField
-        let size = UInt32(replica.list(of: object, field: field)?.count ?? 0)
+        let size = UInt32(replica.listCount(of: object, field: field))
         let roll = UInt32(stream.uniformInt(below: 100))
         let insertShare: UInt32 = size < 10 ? 60 : 30
         if size == 0 || roll < insertShare || (size < 2 && roll < insertShare + 15) {

@@ -51,6 +51,14 @@ enum BuildInfo {
     }
 }
 
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
 /// Wall-clock figures of one run: reported, stored apart, never in the digest.
 struct Timings {
     var wallSeconds: Double
@@ -60,8 +68,7 @@ struct Timings {
     var peakResidentBytesPerClient: Double
 
     init(wall: Duration, result: RunResult) {
-        let (seconds, attoseconds) = wall.components
-        wallSeconds = Double(seconds) + Double(attoseconds) / 1e18
+        wallSeconds = wall.seconds
         eventsPerSecond = wallSeconds > 0 ? Double(result.eventsProcessed) / wallSeconds : 0
         let simulated = Double(result.simulatedDurationNs + result.healingDurationNs) / 1e9
         speedUp = wallSeconds > 0 ? simulated / wallSeconds : 0

@@ -278,16 +278,12 @@ enum SweepSummaryPrinter {
         let passed = outcomes.count { $0.result.passed }
         Swift.print("")
         Swift.print("  runs passed: \(passed) of \(outcomes.count)")
-        let (seconds, attoseconds) = wall.components
-        let wallSeconds = Double(seconds) + Double(attoseconds) / 1e18
-        let runSeconds = outcomes.reduce(0.0) { total, outcome in
-            let (s, a) = outcome.wall.components
-            return total + Double(s) + Double(a) / 1e18
-        }
+        let wallSeconds = wall.seconds
+        let runSeconds = outcomes.reduce(0.0) { $0 + $1.wall.seconds }
         Swift.print("")
         Swift.print("Wall-clock figures (this machine, not deterministic)")
         Swift.print(
-            "  wall time \(format(wallSeconds, 2)) s for \(format(runSeconds, 2)) s of runs on \(threads) threads (\(format(wallSeconds > 0 ? runSeconds / wallSeconds : 0, 2))x)"
+            "  wall time \(RunSummaryPrinter.format(wallSeconds, 2)) s for \(RunSummaryPrinter.format(runSeconds, 2)) s of runs on \(threads) threads (\(RunSummaryPrinter.format(wallSeconds > 0 ? runSeconds / wallSeconds : 0, 2))x)"
         )
         Swift.print("")
         Swift.print(
@@ -299,10 +295,6 @@ enum SweepSummaryPrinter {
     static func interval(_ summary: Summary) -> String {
         let decimals = summary.mean.magnitude < 10 && summary.mean != summary.mean.rounded() ? 3 : 1
         return
-            "\(format(summary.mean, decimals)) [\(format(summary.confidenceLow95, decimals)), \(format(summary.confidenceHigh95, decimals))]"
-    }
-
-    static func format(_ value: Double, _ decimals: Int) -> String {
-        RunSummaryPrinter.format(value, decimals)
+            "\(RunSummaryPrinter.format(summary.mean, decimals)) [\(RunSummaryPrinter.format(summary.confidenceLow95, decimals)), \(RunSummaryPrinter.format(summary.confidenceHigh95, decimals))]"
     }
 }
