@@ -34,6 +34,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 309: an SQLite database that is not a SyncSim results database (it has tables but no
     /// SyncSim migrations), so it is neither read nor changed.
     case foreignDatabase(path: String)
+    /// 310: the sweep asked for is not in the database (`sweepId` nil: it holds no sweep at
+    /// all); `available` lists the sweeps it holds.
+    case sweepNotFound(path: String, sweepId: Int64?, available: [Int64])
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -47,6 +50,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .outputNotWritable: 307
         case .outputWriteFailed: 308
         case .foreignDatabase: 309
+        case .sweepNotFound: 310
         }
     }
 
@@ -57,7 +61,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .databaseCorrupt(let path, _, _), .databaseNotFound(let path),
             .schemaTooOld(let path, _), .databaseFailed(let path, _, _),
             .outputNotWritable(let path, _, _), .outputWriteFailed(let path, _),
-            .foreignDatabase(let path):
+            .foreignDatabase(let path), .sweepNotFound(let path, _, _):
             path
         }
     }
@@ -109,6 +113,16 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             "\(path) is an SQLite database but not a SyncSim results database "
                 + "(it has tables but no SyncSim migrations); it was left untouched. "
                 + "Point --database at a results file written by `syncsim run`, or at a new file."
+        case .sweepNotFound(let path, let sweepId, let available):
+            if let sweepId {
+                "\(path) holds no sweep \(sweepId) (its sweeps: "
+                    + "\(available.isEmpty ? "none" : available.map(String.init).joined(separator: ", "))). "
+                    + "Give one of those to --sweep; `syncsim export --table sweeps` lists them."
+            } else {
+                "\(path) holds no sweep: only `syncsim sweep` records one. "
+                    + "Export --table runs instead, or run `syncsim sweep --out DIR` and export "
+                    + "DIR/results.sqlite."
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 //!
 //! Rules: a migration that has shipped is never edited or removed; a change is a new migration
 //! appended at the end (`v2-…`). Tables are singular camelCase, columns NOT NULL unless a NULL
-//! means something, and every child row references its `run` with a foreign key.
+//! means something, and every child row references its `run` or `sweep` with a foreign key.
 //! Tables are STRICT (SQLite ≥ 3.37), so a column holds exactly its declared type.
 //!
 //! Unsigned 64-bit figures (`seed`, `simulatedDurationNs`, `eventsCount`) are stored as the
@@ -15,7 +15,13 @@ extension ResultStore {
     /// The identifiers of every migration, in order. Tests and docs refer to this list.
     public static let migrationIdentifiers: [String] = [
         "v1-run", "v1-runMetric", "v1-clientMetric", "v1-runTiming",
+        "v2-sweep", "v2-sweepLabel", "v2-sweepRun",
     ]
+
+    /// The migrations a database must have to be read (`Access.readOnly`): the run tables. A
+    /// database written before the sweep tables existed (2026-11-27) is still read, and reads
+    /// as holding no sweep; opening it for writing adds them.
+    public static let migrationsRequiredForReading = Array(migrationIdentifiers.prefix(4))
 
     /// The migrator with every migration registered, in order.
     static func makeMigrator() -> DatabaseMigrator {
@@ -77,6 +83,43 @@ extension ResultStore {
                     CHECK ((integerValue IS NULL) <> (realValue IS NULL)),
                     PRIMARY KEY (runId, ordinal),
                     UNIQUE (runId, name)
+                ) STRICT
+                """)
+        }
+        migrator.registerMigration("v2-sweep") { db in
+            try db.execute(sql: """
+                CREATE TABLE sweep (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    scenarioName TEXT NOT NULL,
+                    scenarioHash TEXT NOT NULL,
+                    optionsJSON TEXT NOT NULL,
+                    gitCommit TEXT NOT NULL,
+                    digest TEXT NOT NULL,
+                    variantsCount INTEGER NOT NULL CHECK (variantsCount >= 1),
+                    seedsCount INTEGER NOT NULL CHECK (seedsCount >= 1)
+                ) STRICT
+                """)
+        }
+        migrator.registerMigration("v2-sweepLabel") { db in
+            try db.execute(sql: """
+                CREATE TABLE sweepLabel (
+                    sweepId INTEGER NOT NULL REFERENCES sweep(id) ON DELETE CASCADE,
+                    variant INTEGER NOT NULL CHECK (variant >= 0),
+                    ordinal INTEGER NOT NULL CHECK (ordinal >= 0),
+                    columnName TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    PRIMARY KEY (sweepId, variant, ordinal)
+                ) STRICT
+                """)
+        }
+        migrator.registerMigration("v2-sweepRun") { db in
+            try db.execute(sql: """
+                CREATE TABLE sweepRun (
+                    sweepId INTEGER NOT NULL REFERENCES sweep(id) ON DELETE CASCADE,
+                    variant INTEGER NOT NULL CHECK (variant >= 0),
+                    seedOrdinal INTEGER NOT NULL CHECK (seedOrdinal >= 0),
+                    runId INTEGER NOT NULL UNIQUE REFERENCES run(id) ON DELETE CASCADE,
+                    PRIMARY KEY (sweepId, variant, seedOrdinal)
                 ) STRICT
                 """)
         }

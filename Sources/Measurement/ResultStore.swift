@@ -4,7 +4,8 @@
 //! 1. the file exists (read-only access only; read-write creates it),
 //! 2. it is an SQLite file (302) and passes `PRAGMA quick_check` (303),
 //! 3. it is a SyncSim results database: empty, or its migrations include `v1-run` (309),
-//! 4. it records no migration this build does not know (301), and, read-only, lacks none (305).
+//! 4. it records no migration this build does not know (301), and, read-only, lacks none of the
+//!    run tables' (305; a file from before the sweep tables reads as holding no sweep).
 //! Read-write access then applies the missing migrations, each in its own transaction.
 //! A run is inserted in one transaction: all of its rows, or none.
 
@@ -23,7 +24,10 @@ public final class ResultStore: Sendable {
 
     /// The path the store was opened with.
     public let path: String
-    private let queue: DatabaseQueue
+    let queue: DatabaseQueue
+    /// Whether the sweep tables exist: false only for a database from before them, opened
+    /// read-only (it then reads as holding no sweep).
+    let hasSweepTables: Bool
 
     /// Opens the results database at `path`.
     ///
@@ -43,7 +47,8 @@ public final class ResultStore: Sendable {
         } catch {
             throw Self.classify(error, path: path, operation: "opening the database")
         }
-        try checkSchema(access: access)
+        let applied = try Self.checkSchema(queue, path: path, access: access)
+        hasSweepTables = access == .readWrite || applied.contains("v2-sweepRun")
         if access == .readWrite {
             do {
                 try Self.makeMigrator().migrate(queue)
@@ -53,16 +58,19 @@ public final class ResultStore: Sendable {
         }
     }
 
-    private func checkSchema(access: Access) throws(MeasurementError) {
-        let path = self.path
+    /// Checks 2–4 of the file's documentation.
+    /// - Returns: the migrations the file records.
+    private static func checkSchema(
+        _ queue: DatabaseQueue, path: String, access: Access
+    ) throws(MeasurementError) -> Set<String> {
         let known = Self.migrationIdentifiers
-        let outcome: MeasurementError?
+        let outcome: Result<Set<String>, MeasurementError>
         do {
-            outcome = try queue.read { db -> MeasurementError? in
+            outcome = try queue.read { db -> Result<Set<String>, MeasurementError> in
                 let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
                 guard check == ["ok"] else {
                     let detail = "quick_check: " + check.prefix(3).joined(separator: "; ")
-                    return .databaseCorrupt(path: path, detail: detail, cause: nil)
+                    return .failure(.databaseCorrupt(path: path, detail: detail, cause: nil))
                 }
                 let tablesCount = try Int.fetchOne(db, sql: """
                     SELECT COUNT(*) FROM sqlite_master
@@ -70,22 +78,22 @@ public final class ResultStore: Sendable {
                     """) ?? 0
                 let applied = try Self.makeMigrator().appliedIdentifiers(db)
                 if (tablesCount > 0 || access == .readOnly), !applied.contains(known[0]) {
-                    return .foreignDatabase(path: path)
+                    return .failure(.foreignDatabase(path: path))
                 }
                 let unknown = applied.filter { !known.contains($0) }.sorted()
                 if !unknown.isEmpty {
-                    return .schemaTooNew(path: path, unknownMigrations: unknown)
+                    return .failure(.schemaTooNew(path: path, unknownMigrations: unknown))
                 }
-                let missing = known.filter { !applied.contains($0) }
+                let missing = migrationsRequiredForReading.filter { !applied.contains($0) }
                 if access == .readOnly, !missing.isEmpty {
-                    return .schemaTooOld(path: path, missingMigrations: missing)
+                    return .failure(.schemaTooOld(path: path, missingMigrations: missing))
                 }
-                return nil
+                return .success(applied)
             }
         } catch {
             throw Self.classify(error, path: path, operation: "reading the schema")
         }
-        if let outcome { throw outcome }
+        return try outcome.get()
     }
 
     // MARK: - Writing
@@ -110,23 +118,7 @@ public final class ResultStore: Sendable {
         }
     }
 
-    /// Inserts `runs`, in the order given, in one transaction: every run of the batch, or none
-    /// (a sweep's runs land together). Same preconditions as `insert(_:)`.
-    /// - Returns: the new `run.id`s, in the order of `runs`.
-    /// - Throws: `MeasurementError.databaseFailed` (306); the database then holds no run of
-    ///   the batch.
-    @discardableResult
-    public func insert(contentsOf runs: [RunRecord]) throws(MeasurementError) -> [Int64] {
-        for run in runs { Self.checkPreconditions(run) }
-        do {
-            return try queue.write { db in try runs.map { try Self.insert($0, in: db) } }
-        } catch {
-            throw Self.classify(
-                error, path: path, operation: "inserting a batch of \(runs.count) runs")
-        }
-    }
-
-    private static func insert(_ run: RunRecord, in db: Database) throws -> Int64 {
+    static func insert(_ run: RunRecord, in db: Database) throws -> Int64 {
         try db.execute(
             sql: """
                 INSERT INTO run (seed, scenarioName, scenarioHash, optionsJSON, gitCommit, toolchain,
@@ -175,7 +167,7 @@ public final class ResultStore: Sendable {
         }
     }
 
-    private static func checkPreconditions(_ run: RunRecord) {
+    static func checkPreconditions(_ run: RunRecord) {
         for metric in run.metrics {
             checkPrecondition(metric, reserved: ResultCSV.runsFixedColumns)
         }
@@ -218,10 +210,21 @@ public final class ResultStore: Sendable {
         ResultCSV.text(table, runs: try runs())
     }
 
-    private static func fetchRuns(_ db: Database) throws -> [StoredRun] {
+    /// The stored runs, in insertion order: all of them, or only those of sweep `sweepId` (then
+    /// without their clients unless `clients`).
+    static func fetchRuns(
+        _ db: Database, sweepId: Int64? = nil, clients: Bool = true
+    ) throws -> [StoredRun] {
         var runs: [StoredRun] = []
         var positionById: [Int64: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM run ORDER BY id") {
+        // Only the sweep's rows, when one is asked for.
+        let runFilter = sweepId == nil ? "" : "WHERE id IN (SELECT runId FROM sweepRun WHERE sweepId = ?)"
+        let childFilter =
+            sweepId == nil ? "" : "WHERE runId IN (SELECT runId FROM sweepRun WHERE sweepId = ?)"
+        let arguments: StatementArguments = sweepId.map { [$0] } ?? []
+        for row in try Row.fetchAll(
+            db, sql: "SELECT * FROM run \(runFilter) ORDER BY id", arguments: arguments)
+        {
             let runId: Int64 = row["id"]
             let clientsCount: Int64 = row["clientsCount"]
             let record = RunRecord(
@@ -235,16 +238,24 @@ public final class ResultStore: Sendable {
             positionById[runId] = runs.count
             runs.append(StoredRun(runId: runId, record: record))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM runMetric ORDER BY runId, ordinal") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT * FROM runMetric \(childFilter) ORDER BY runId, ordinal",
+            arguments: arguments)
+        {
             let position = try runPosition(of: row, in: positionById)
             runs[position].record.metrics.append(try metric(row))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM runTiming ORDER BY runId, ordinal") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT * FROM runTiming \(childFilter) ORDER BY runId, ordinal",
+            arguments: arguments)
+        {
             let position = try runPosition(of: row, in: positionById)
             runs[position].record.timings.append(try metric(row))
         }
+        guard clients else { return runs }
         let clientRows = try Row.fetchAll(
-            db, sql: "SELECT * FROM clientMetric ORDER BY runId, clientIndex, ordinal")
+            db, sql: "SELECT * FROM clientMetric \(childFilter) ORDER BY runId, clientIndex, ordinal",
+            arguments: arguments)
         for row in clientRows {
             let position = try runPosition(of: row, in: positionById)
             let clientIndex = UInt32(truncatingIfNeeded: row["clientIndex"] as Int64)

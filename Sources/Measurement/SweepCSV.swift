@@ -105,6 +105,39 @@ public enum SweepCSV {
         return text
     }
 
+    /// The columns of the `sweeps` table (`syncsim export --table sweeps`), one row per sweep.
+    public static let listColumns = [
+        "sweep_id", "scenario_name", "scenario_hash", "options_json", "git_commit", "digest",
+        "variants", "seeds", "runs", "first_seed", "last_seed", "first_run_id", "last_run_id",
+        "label_columns",
+    ]
+
+    /// One row per sweep, in the order given: what it ran (its options, its variants' label
+    /// columns separated by `;`) and which runs it made.
+    public static func listText(_ sweeps: [StoredSweep]) -> String {
+        var text = CSV.line(listColumns)
+        for sweep in sweeps {
+            let record = sweep.record
+            let seeds: [String] = [record.seeds.first, record.seeds.last].map { seed in
+                seed.map { String($0) } ?? ""
+            }
+            let runIds: [String] = [sweep.runIds.min(), sweep.runIds.max()].map { runId in
+                runId.map { String($0) } ?? ""
+            }
+            let labelColumns = (record.variantLabels.first ?? []).map(\.column)
+            var cells: [String] = [
+                String(sweep.sweepId), record.scenarioName, record.scenarioHash,
+                record.optionsJSON, record.gitCommit, record.digest,
+                String(record.variantLabels.count), String(record.seeds.count),
+                String(sweep.runIds.count),
+            ]
+            cells += seeds + runIds + [labelColumns.joined(separator: ";")]
+            precondition(cells.count == listColumns.count, "sweeps row out of step with header")
+            text += CSV.line(cells)
+        }
+        return text
+    }
+
     /// `variant − baseline` of metric `name`, seed by seed, where both runs have it.
     public static func differences(
         of name: String, _ variant: [RunRecord], _ baseline: [RunRecord]

@@ -6,7 +6,7 @@ import Measurement
 ///
 /// The command only parses its arguments and calls `Measurement`. Failures print the
 /// `MeasurementError` (code, path, remedy) to standard error and exit with a sysexits status:
-/// 65 for a file that is not a usable results database, 66 for a missing one, 73 for an output
+/// 65 for a file that is not a usable results database or lacks the sweep asked for, 66 for a missing one, 73 for an output
 /// path that cannot be created, 74 for an I/O failure.
 public struct ExportCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
@@ -27,18 +27,32 @@ public struct ExportCommand: ParsableCommand {
 
     /// The tables of a results database that can be exported.
     public enum Table: String, ExpressibleByArgument, CaseIterable, Sendable {
-        case runs, clients, timings
+        case runs, clients, timings, sweep
+        case sweepPaired = "sweep_paired"
+        case sweeps
 
-        var resultTable: ResultTable {
+        /// The run table this is, or nil for a sweep table.
+        var resultTable: ResultTable? {
             switch self {
             case .runs: .runs
             case .clients: .clients
             case .timings: .timings
+            case .sweep, .sweepPaired, .sweeps: nil
+            }
+        }
+
+        /// The sweep table this is, or nil for a run table.
+        var sweepTable: SweepTable? {
+            switch self {
+            case .sweep: .sweep
+            case .sweepPaired: .sweepPaired
+            case .sweeps: .sweeps
+            case .runs, .clients, .timings: nil
             }
         }
     }
 
-    @Option(help: ArgumentHelp("The results database written by `syncsim run`.", valueName: "path"))
+    @Option(help: ArgumentHelp("The results database written by `syncsim run` or `syncsim sweep`.", valueName: "path"))
     public var database: String
 
     @Option(help: "The output format.")
@@ -46,10 +60,18 @@ public struct ExportCommand: ParsableCommand {
 
     @Option(
         help: """
-            The table to write: runs (one row per run), clients (one row per client of a run) \
-            or timings (wall-clock figures, not deterministic).
+            The table to write: runs (one row per run), clients (one row per client of a run), \
+            timings (wall-clock figures, not deterministic), sweep or sweep_paired (the \
+            statistics of one sweep, as its sweep.csv and sweep_paired.csv), or sweeps (one row \
+            per sweep).
             """)
     public var table: Table = .runs
+
+    @Option(
+        help: ArgumentHelp(
+            "With --table sweep or sweep_paired: the sweep (its sweep_id). Default: the last one.",
+            valueName: "id"))
+    public var sweep: Int64?
 
     @Option(
         help: ArgumentHelp(
@@ -58,9 +80,17 @@ public struct ExportCommand: ParsableCommand {
 
     public init() {}
 
+    public func validate() throws {
+        if let sweep, table != .sweep && table != .sweepPaired {
+            throw ValidationError(
+                "--sweep \(sweep) applies to --table sweep or sweep_paired only; drop it, or choose one of those tables."
+            )
+        }
+    }
+
     public func run() throws {
         do throws(MeasurementError) {
-            let text = try Self.csvText(database: database, table: table.resultTable)
+            let text = try Self.csvText(database: database, table: table, sweep: sweep)
             if let output {
                 try AtomicFile.write(text, to: output)
             } else {
@@ -72,18 +102,23 @@ public struct ExportCommand: ParsableCommand {
         }
     }
 
-    /// The CSV text of `table` in the results database at `database`, opened read-only.
+    /// The CSV text of `table` in the results database at `database`, opened read-only
+    /// (`sweep`: the sweep of a sweep table; nil for the last).
     public static func csvText(
-        database: String, table: ResultTable
+        database: String, table: Table, sweep: Int64? = nil
     ) throws(MeasurementError) -> String {
-        try ResultStore(path: database, access: .readOnly).csv(table)
+        let store = try ResultStore(path: database, access: .readOnly)
+        if let resultTable = table.resultTable { return try store.csv(resultTable) }
+        return try store.csv(table.sweepTable!, sweepId: sweep)
     }
 
     /// The sysexits status for `error`: 65 `EX_DATAERR`, 66 `EX_NOINPUT`, 73 `EX_CANTCREAT`,
     /// 74 `EX_IOERR`.
     public static func exitStatus(for error: MeasurementError) -> Int32 {
         switch error {
-        case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase: 65
+        case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase,
+            .sweepNotFound:
+            65
         case .databaseNotFound: 66
         case .outputNotWritable: 73
         case .databaseFailed, .outputWriteFailed: 74

@@ -125,7 +125,9 @@ public struct RunCommand: ParsableCommand {
             result: result, scenario: loaded, scenarioBytes: bytes, timings: timings,
             overrides: overrides)
         try CommandSupport.writeResults(outputDirectory, store: store) {
-            () throws(MeasurementError) in try store.insert(record)
+            () throws(MeasurementError) in
+            try store.insert(record)
+            return []
         }
 
         if !quiet {
@@ -281,14 +283,14 @@ enum CommandSupport {
     }
 
     /// Runs `insert` (one transaction), then regenerates `runs.csv`, `clients.csv` and
-    /// `timings.csv` of `store`'s database in `directory` and writes `extra` files there, each
-    /// atomically; exits 3 on the first failure.
+    /// `timings.csv` of `store`'s database in `directory` and writes the files `insert` returns
+    /// there, each atomically; exits 3 on the first failure.
     static func writeResults(
-        _ directory: String, store: ResultStore, extra: [(name: String, text: String)] = [],
-        insert: () throws(MeasurementError) -> Void
+        _ directory: String, store: ResultStore,
+        insert: () throws(MeasurementError) -> [(name: String, text: String)]
     ) throws {
         do {
-            try insert()
+            let extra = try insert()
             for table in ResultTable.allCases {
                 try AtomicFile.write(try store.csv(table), to: "\(directory)/\(table.rawValue).csv")
             }

@@ -13,11 +13,13 @@ public struct SweepCommand: ParsableCommand {
         discussion: """
             Runs every variant (each reset mode of --reset-modes times each interval of \
             --backup-intervals times each value of every --vary) for every seed of --seeds, \
-            each run a world on one thread, --jobs at once. The runs are appended to DIR/results.sqlite in one transaction, in \
-            variant-major, seed order, so every file is the same with one job or many. Writes \
+            each run a world on one thread, --jobs at once. The runs and the sweep are appended \
+            to DIR/results.sqlite in one transaction, in variant-major, seed order, so every file is the same with one job or many. Writes \
             DIR/runs.csv, DIR/clients.csv, DIR/timings.csv (the whole database), DIR/sweep.csv \
             (per variant and metric: mean, spread, percentiles, 95% confidence interval of the \
-            mean) and DIR/sweep_paired.csv (each variant minus the first, seed by seed). Exits \
+            mean) and DIR/sweep_paired.csv (each variant minus the first, seed by seed), both made \
+            from the sweep as recorded in the database, so `syncsim export --table sweep` makes \
+            them again. Exits \
             1 when a run fails a check, and prints the line that reproduces each failed run.
             """
     )
@@ -183,21 +185,29 @@ public struct SweepCommand: ParsableCommand {
                 labels: plan.labels(of: variant),
                 runs: Array(records[index * seedList.count..<(index + 1) * seedList.count]))
         }
-        try CommandSupport.writeResults(
-            outputDirectory, store: store,
-            extra: [
-                ("sweep.csv", SweepCSV.summaryText(sweepVariants)),
-                ("sweep_paired.csv", SweepCSV.pairedText(sweepVariants)),
+        var digest = TraceDigest()
+        for outcome in outcomes { digest.fold(outcome.result.traceDigest.value) }
+        let sweepRecord = SweepRecord(
+            scenarioName: loaded.name, scenarioHash: RunRecordBuilder.contentHash(bytes),
+            optionsJSON: (try? RunRecord.canonicalJSON(options(seedList))) ?? "{}",
+            gitCommit: BuildInfo.gitCommit, digest: digest.hex, seeds: seedList,
+            variantLabels: sweepVariants.map(\.labels))
+        // sweep.csv and sweep_paired.csv are made from what the database holds, as `export`
+        // makes them.
+        try CommandSupport.writeResults(outputDirectory, store: store) {
+            () throws(MeasurementError) in
+            let sweepId = try store.insert(sweep: sweepRecord, runs: records)
+            return [
+                ("sweep.csv", try store.csv(.sweep, sweepId: sweepId)),
+                ("sweep_paired.csv", try store.csv(.sweepPaired, sweepId: sweepId)),
             ]
-        ) { () throws(MeasurementError) in try store.insert(contentsOf: records) }
+        }
 
         if !quiet {
             SweepSummaryPrinter.print(
                 variants: sweepVariants, titles: titles, outcomes: outcomes, wall: wall,
                 threads: self.jobs, outputDirectory: outputDirectory)
         }
-        var digest = TraceDigest()
-        for outcome in outcomes { digest.fold(outcome.result.traceDigest.value) }
         print("digest=\(digest.hex)")
         let failed = zip(jobs, outcomes).filter { !$0.1.result.passed }
         if !failed.isEmpty {
@@ -214,6 +224,17 @@ public struct SweepCommand: ParsableCommand {
         }
     }
 
+    /// The sweep's options as recorded with it (`sweep.optionsJSON`): what decides its runs,
+    /// with the seeds it ran as a range. `--jobs`, `--out` and `--quiet` change no result and
+    /// are left out.
+    func options(_ seeds: [UInt64]) -> SweepOptions {
+        SweepOptions(
+            seeds: "\(seeds.first!)-\(seeds.last!)", resetModes: resetModes,
+            backupIntervals: backupIntervals, vary: vary.isEmpty ? nil : vary,
+            set: settings.isEmpty ? nil : settings, clients: size.clients,
+            duration: size.duration)
+    }
+
     /// The options of one run of the sweep, as `syncsim run` would record them: the common
     /// `--set`s, then the variant's `--vary` choices.
     func overrides(_ job: SweepPlan.Job, _ variant: SweepPlan.Variant) -> RunOverrides {
@@ -228,6 +249,17 @@ public struct SweepCommand: ParsableCommand {
     func reproduceLine(_ job: SweepPlan.Job, _ variant: SweepPlan.Variant) -> String {
         overrides(job, variant).reproduceLine(scenario: scenario, seed: job.seed)
     }
+}
+
+/// A sweep's command-line options, recorded with it (as canonical JSON).
+struct SweepOptions: Encodable {
+    var seeds: String
+    var resetModes: String?
+    var backupIntervals: String?
+    var vary: [String]?
+    var set: [String]?
+    var clients: UInt32?
+    var duration: String?
 }
 
 /// The console table of a sweep: the headline metrics per variant, with their 95 % confidence

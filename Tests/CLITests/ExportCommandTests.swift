@@ -56,14 +56,18 @@ import Testing
             byte-identical rows. Wall-clock figures are in the timings table alone. CSV follows RFC 4180 (CRLF
             line ends, one header row); docs/results.md lists every column and its unit.
 
-            USAGE: syncsim export --database <path> [--format <format>] [--table <table>] [--output <path>]
+            USAGE: syncsim export --database <path> [--format <format>] [--table <table>] [--sweep <id>] [--output <path>]
 
             OPTIONS:
-              --database <path>       The results database written by `syncsim run`.
+              --database <path>       The results database written by `syncsim run` or `syncsim sweep`.
               --format <format>       The output format. (values: csv; default: csv)
               --table <table>         The table to write: runs (one row per run), clients (one row per client
-                                      of a run) or timings (wall-clock figures, not deterministic). (values:
-                                      runs, clients, timings; default: runs)
+                                      of a run), timings (wall-clock figures, not deterministic), sweep or
+                                      sweep_paired (the statistics of one sweep, as its sweep.csv and
+                                      sweep_paired.csv), or sweeps (one row per sweep). (values: runs, clients,
+                                      timings, sweep, sweep_paired, sweeps; default: runs)
+              --sweep <id>            With --table sweep or sweep_paired: the sweep (its sweep_id). Default:
+                                      the last one.
               --output <path>         Write to this file, atomically, instead of standard output.
               -h, --help              Show help information.
 

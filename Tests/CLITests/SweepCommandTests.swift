@@ -126,6 +126,46 @@ import Testing
             !FileManager.default.fileExists(atPath: "\(directory)/capsule-variant-1-seed-3.json"))
     }
 
+    /// The sweep is recorded in the database: `export` makes its files again byte for byte,
+    /// and a second sweep into the same directory is kept apart from the first.
+    @Test func exportMakesASweepsFilesAgainFromTheDatabase() throws {
+        let directory = try directories.make()
+        let database = "\(directory)/results.sqlite"
+        #expect(syncsimStatus(["sweep", "--jobs", "2", "--out", directory] + Self.small) == 0)
+        let first = try Self.files.suffix(2).map { try #require(fileBytes("\(directory)/\($0)")) }
+        let second = [
+            "sweep", "--out", directory, "--seeds", "9", "--backup-intervals", "0,1h",
+            "--clients", "10", "--duration", "1h", "--quiet",
+        ]
+        #expect(syncsimStatus(second) == 0)
+        let latest = try Self.files.suffix(2).map { try #require(fileBytes("\(directory)/\($0)")) }
+        #expect(latest != first)
+
+        func export(_ arguments: [String]) -> (status: Int32, bytes: Data?) {
+            let output = "\(directory)/export.csv"
+            try? FileManager.default.removeItem(atPath: output)
+            let status = syncsimStatus(
+                ["export", "--database", database, "--output", output] + arguments)
+            return (status, fileBytes(output))
+        }
+        #expect(export(["--table", "sweep", "--sweep", "1"]).bytes == first[0])
+        #expect(export(["--table", "sweep_paired", "--sweep", "1"]).bytes == first[1])
+        #expect(export(["--table", "sweep"]).bytes == latest[0])
+        #expect(export(["--table", "sweep_paired", "--sweep", "2"]).bytes == latest[1])
+        #expect(export(["--table", "sweeps"]).status == 0)
+        let list = "\(directory)/export.csv"
+        #expect(csvColumn("sweep_id", in: list) == ["1", "2"])
+        #expect(csvColumn("runs", in: list) == ["4", "18"])
+        #expect(csvColumn("first_run_id", in: list) == ["1", "5"])
+        #expect(csvColumn("last_seed", in: list) == ["6", "9"])
+        #expect(csvColumn("options_json", in: list)?.last
+            == #"{"backupIntervals":"0,1h","clients":10,"duration":"1h","seeds":"1-9"}"#)
+
+        // A sweep that is not there: 65, no file. --sweep with a run table: 64.
+        #expect(export(["--table", "sweep", "--sweep", "3"]) == (65, nil))
+        #expect(export(["--table", "runs", "--sweep", "1"]) == (64, nil))
+    }
+
     @Test func badInputExits64AndWritesNothing() throws {
         let directory = try directories.make()
         let out = directory + "/out"

@@ -6,16 +6,6 @@ import Testing
 
 /// Bad input ends in a typed error with a stable code, naming the path, and changes nothing.
 @Suite struct DatabaseErrorTests {
-    /// Runs `body`, which must throw a `MeasurementError`, and returns it (nil otherwise).
-    private func measurementError(_ body: () throws -> Void) -> MeasurementError? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return error as? MeasurementError
-        }
-    }
-
     @Test(arguments: [ResultStore.Access.readWrite, .readOnly])
     func randomBytesAreNotADatabase(access: ResultStore.Access) throws {
         let directory = try TemporaryDirectory()
@@ -144,24 +134,6 @@ import Testing
         #expect(try store.insert(sampleRun(seed: 3)) == 2)
     }
 
-    @Test func aFailingBatchLeavesNoRunOfIt() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.file("results.sqlite")
-        let store = try ResultStore(path: path)
-        try store.insert(sampleRun(seed: 1))
-        var broken = sampleRun(seed: 3)
-        broken.clients.append(ClientRecord(clientIndex: 1, metrics: [.integer("uploadsCount", 1)]))
-        // Seed 2 inserts fine, then seed 3 fails: neither stays.
-        let error = measurementError {
-            try store.insert(contentsOf: [sampleRun(seed: 2), broken, sampleRun(seed: 4)])
-        }
-        #expect(error?.code == 306)
-        #expect(error?.message.hasPrefix("\(path): inserting a batch of 3 runs failed") == true)
-        #expect(try store.runs().map(\.record) == [sampleRun(seed: 1)])
-        #expect(try store.insert(contentsOf: [sampleRun(seed: 5), sampleRun(seed: 6)]) == [2, 3])
-        #expect(try store.runs().map(\.record.seed) == [1, 5, 6])
-    }
-
     @Test func everyCodeIsDistinctAndStable() {
         let cause = DatabaseError(resultCode: .SQLITE_ERROR, message: "x")
         let errors: [MeasurementError] = [
@@ -174,8 +146,9 @@ import Testing
             .outputNotWritable(path: "p", directory: "d", reason: "r"),
             .outputWriteFailed(path: "p", reason: "r"),
             .foreignDatabase(path: "p"),
+            .sweepNotFound(path: "p", sweepId: nil, available: []),
         ]
-        #expect(errors.map(\.code) == Array(301...309))
+        #expect(errors.map(\.code) == Array(301...310))
         for error in errors {
             #expect(error.path == "p")
             #expect(error.description.hasPrefix("error \(error.code): "))

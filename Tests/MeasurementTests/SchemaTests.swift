@@ -16,9 +16,13 @@ import Testing
                 db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             #expect(tables == [
                 "clientMetric", "grdb_migrations", "run", "runMetric", "runTiming", "sqlite_sequence",
+                "sweep", "sweepLabel", "sweepRun",
             ])
             let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
-            #expect(applied == ["v1-run", "v1-runMetric", "v1-clientMetric", "v1-runTiming"])
+            #expect(applied == [
+                "v1-run", "v1-runMetric", "v1-clientMetric", "v1-runTiming",
+                "v2-sweep", "v2-sweepLabel", "v2-sweepRun",
+            ])
             #expect(ResultStore.migrationIdentifiers == applied)
         }
     }
@@ -57,6 +61,19 @@ import Testing
                 "runId INTEGER 1 1", "ordinal INTEGER 1 2", "name TEXT 1 0",
                 "integerValue INTEGER 0 0", "realValue REAL 0 0",
             ])
+            #expect(try columns("sweep", db) == [
+                "id INTEGER 0 1", "scenarioName TEXT 1 0", "scenarioHash TEXT 1 0",
+                "optionsJSON TEXT 1 0", "gitCommit TEXT 1 0", "digest TEXT 1 0",
+                "variantsCount INTEGER 1 0", "seedsCount INTEGER 1 0",
+            ])
+            #expect(try columns("sweepLabel", db) == [
+                "sweepId INTEGER 1 1", "variant INTEGER 1 2", "ordinal INTEGER 1 3",
+                "columnName TEXT 1 0", "value TEXT 1 0",
+            ])
+            #expect(try columns("sweepRun", db) == [
+                "sweepId INTEGER 1 1", "variant INTEGER 1 2", "seedOrdinal INTEGER 1 3",
+                "runId INTEGER 1 0",
+            ])
             for table in ["runMetric", "clientMetric", "runTiming"] {
                 let foreignKeys = try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(table))")
                 #expect(foreignKeys.count == 1)
@@ -64,6 +81,19 @@ import Testing
                 #expect(foreignKeys.first?["from"] == "runId")
                 #expect(foreignKeys.first?["on_delete"] == "CASCADE")
             }
+            // A sweep's rows go with it, and a run's membership with the run.
+            let sweepKeys = try ["sweepLabel", "sweepRun"].flatMap { table in
+                try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(table))").map { row in
+                    let target: String = row["table"]
+                    let from: String = row["from"]
+                    let onDelete: String = row["on_delete"]
+                    return "\(table).\(from) -> \(target) \(onDelete)"
+                }
+            }.sorted()
+            #expect(sweepKeys == [
+                "sweepLabel.sweepId -> sweep CASCADE", "sweepRun.runId -> run CASCADE",
+                "sweepRun.sweepId -> sweep CASCADE",
+            ])
             // The UNIQUE constraints on names, as indexes.
             let uniqueNames = try String.fetchAll(db, sql: """
                 SELECT group_concat(info.name, ',') FROM sqlite_master AS m,
@@ -71,7 +101,7 @@ import Testing
                 WHERE m.type = 'table' AND list."unique" = 1 AND list.origin = 'u'
                 GROUP BY list.name ORDER BY m.name
                 """)
-            #expect(uniqueNames == ["runId,clientIndex,name", "runId,name", "runId,name"])
+            #expect(uniqueNames == ["runId,clientIndex,name", "runId,name", "runId,name", "runId"])
         }
     }
 

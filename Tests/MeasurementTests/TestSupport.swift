@@ -26,6 +26,16 @@ struct TemporaryDirectory: ~Copyable {
     }
 }
 
+/// Runs `body`, which must throw a `MeasurementError`, and returns it (nil otherwise).
+func measurementError(_ body: () throws -> Void) -> MeasurementError? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error as? MeasurementError
+    }
+}
+
 func bytes(at path: String) -> [UInt8]? {
     FileManager.default.contents(atPath: path).map { Array($0) }
 }
