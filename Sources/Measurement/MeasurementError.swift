@@ -37,6 +37,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 310: the sweep asked for is not in the database (`sweepId` nil: it holds no sweep at
     /// all); `available` lists the sweeps it holds.
     case sweepNotFound(path: String, sweepId: Int64?, available: [Int64])
+    /// 311: two sweeps share no variant, or no seed, so no run of one can be compared with a
+    /// run of the other (`path` is the baseline's database).
+    case sweepsNotComparable(path: String, candidate: String, reason: String)
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -51,6 +54,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .outputWriteFailed: 308
         case .foreignDatabase: 309
         case .sweepNotFound: 310
+        case .sweepsNotComparable: 311
         }
     }
 
@@ -61,7 +65,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .databaseCorrupt(let path, _, _), .databaseNotFound(let path),
             .schemaTooOld(let path, _), .databaseFailed(let path, _, _),
             .outputNotWritable(let path, _, _), .outputWriteFailed(let path, _),
-            .foreignDatabase(let path), .sweepNotFound(let path, _, _):
+            .foreignDatabase(let path), .sweepNotFound(let path, _, _),
+            .sweepsNotComparable(let path, _, _):
             path
         }
     }
@@ -119,10 +124,15 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
                     + "\(available.isEmpty ? "none" : available.map(String.init).joined(separator: ", "))). "
                     + "Give one of those to --sweep; `syncsim export --table sweeps` lists them."
             } else {
-                "\(path) holds no sweep: only `syncsim sweep` records one. "
-                    + "Export --table runs instead, or run `syncsim sweep --out DIR` and export "
-                    + "DIR/results.sqlite."
+                "\(path) holds no sweep: only `syncsim sweep` records one (since 2026-11-27). "
+                    + "Run `syncsim sweep --out DIR` and use DIR/results.sqlite, "
+                    + "or export this file's runs with --table runs."
             }
+        case .sweepsNotComparable(let path, let candidate, let reason):
+            "The sweeps of \(path) and \(candidate) cannot be compared: \(reason). "
+                + "Run the baseline's sweep again with the candidate build (its options are in "
+                + "`syncsim export --table sweeps`), or choose other sweeps with --baseline-sweep "
+                + "and --candidate-sweep."
         }
     }
 

@@ -128,10 +128,10 @@ public struct StoredRun: Sendable, Equatable {
 
 // MARK: - Metric name rules
 
-enum MetricName {
+public enum MetricName {
     /// True for lowerCamelCase ASCII names: a lowercase letter, then letters and digits.
     /// Such names map one-to-one onto snake_case column names.
-    static func isValid(_ name: String) -> Bool {
+    public static func isValid(_ name: String) -> Bool {
         guard let first = name.utf8.first, first >= UInt8(ascii: "a"), first <= UInt8(ascii: "z")
         else { return false }
         return name.utf8.allSatisfy { byte in
@@ -142,7 +142,7 @@ enum MetricName {
     }
 
     /// `latencyNsMax` → `latency_ns_max`. Injective on valid names (they contain no `_`).
-    static func snakeCase(_ name: String) -> String {
+    public static func snakeCase(_ name: String) -> String {
         var result = ""
         result.reserveCapacity(name.utf8.count + 4)
         for character in name {

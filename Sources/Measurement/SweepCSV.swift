@@ -7,7 +7,7 @@
 //! were scheduled. Statistics come from `Summary` (GSL); reals have six decimals (`CSV.real`).
 
 /// One label of a variant: a column of the sweep files and its value, e.g. `reset_mode`.
-public struct SweepLabel: Sendable, Equatable {
+public struct SweepLabel: Sendable, Hashable {
     /// The column name, snake_case.
     public var column: String
     public var value: String
@@ -90,19 +90,24 @@ public enum SweepCSV {
                 variant.runs.map(\.seed) == baseline.runs.map(\.seed),
                 "the variants of a sweep ran different seeds")
             for name in names {
-                let pairs = differences(of: name, variant.runs, baseline.runs)
-                let summary = Summary.of(pairs)
-                let cells = [
-                    String(summary.count), CSV.real(summary.mean),
-                    CSV.real(summary.standardDeviation), CSV.real(summary.min),
-                    CSV.real(summary.p50), CSV.real(summary.max),
-                    CSV.real(summary.confidenceLow95), CSV.real(summary.confidenceHigh95),
-                    String(pairs.count { $0 > 0 }), String(pairs.count { $0 < 0 }),
-                ]
+                let cells = pairedCells(differences(of: name, variant.runs, baseline.runs))
                 text += CSV.line(prefix(ordinal, variant, name) + cells)
             }
         }
         return text
+    }
+
+    /// The cells of `pairedColumns` for paired differences `pairs`: their statistics, and how
+    /// many are above and below zero.
+    static func pairedCells(_ pairs: [Double]) -> [String] {
+        let summary = Summary.of(pairs)
+        return [
+            String(summary.count), CSV.real(summary.mean),
+            CSV.real(summary.standardDeviation), CSV.real(summary.min),
+            CSV.real(summary.p50), CSV.real(summary.max),
+            CSV.real(summary.confidenceLow95), CSV.real(summary.confidenceHigh95),
+            String(pairs.count { $0 > 0 }), String(pairs.count { $0 < 0 }),
+        ]
     }
 
     /// The columns of the `sweeps` table (`syncsim export --table sweeps`), one row per sweep.

@@ -4,7 +4,10 @@ public struct SyncSimCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "syncsim",
         abstract: "Simulate offline-first sync, client resets and merge throughput, deterministically.",
-        subcommands: [RunCommand.self, SweepCommand.self, ExportCommand.self, BenchCommand.self]
+        subcommands: [
+            RunCommand.self, SweepCommand.self, CompareCommand.self, ExportCommand.self,
+            BenchCommand.self,
+        ]
     )
     public init() {}
 }

@@ -147,8 +147,9 @@ import Testing
             .outputWriteFailed(path: "p", reason: "r"),
             .foreignDatabase(path: "p"),
             .sweepNotFound(path: "p", sweepId: nil, available: []),
+            .sweepsNotComparable(path: "p", candidate: "q", reason: "r"),
         ]
-        #expect(errors.map(\.code) == Array(301...310))
+        #expect(errors.map(\.code) == Array(301...311))
         for error in errors {
             #expect(error.path == "p")
             #expect(error.description.hasPrefix("error \(error.code): "))
