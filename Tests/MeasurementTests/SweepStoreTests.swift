@@ -108,7 +108,7 @@ import Testing
         let none = measurementError { _ = try store.sweep() }
         #expect(none?.code == 310)
         #expect(
-            none?.message.hasPrefix("\(path) holds no sweep: only `syncsim sweep` records one.")
+            none?.message.hasPrefix("\(path) holds no sweep: only `syncsim sweep` records one")
                 == true)
         #expect(try store.csv(.sweeps).split(separator: "\r\n").count == 1)
 
