@@ -4,7 +4,8 @@
 # partition of 10 clients; it holds the restore at 14 h and the termination at 20 h) keeps the debug
 # run, which walks the invariants after every change, to a minute or two. Then a small sweep of
 # reset-stress.json (its two restores at 6 h; two seeds, two reset modes), one job in debug and two
-# in release: serial and parallel, debug and release must give the same files.
+# in release: serial and parallel, debug and release must give the same files, and
+# `syncsim compare --require-identical` must find every run the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=(--duration 21h --clients 10 --quiet)
@@ -37,9 +38,14 @@ for file in runs clients sweep sweep_paired; do
     echo "FAIL: the sweep's $file.csv differs between debug (1 job) and release (2 jobs)"; status=1
   fi
 done
+# The same judgement run by run, as a user would make it between two builds.
+if ! .build/release/syncsim compare "$work/sweep-debug" "$work/sweep-release" --out "$work/compare" \
+    --require-identical --quiet; then
+  echo "FAIL: syncsim compare finds runs that differ between debug and release"; status=1
+fi
 if [ $status -eq 0 ]; then
   echo "debug and release agree: $release_digest, runs.csv and clients.csv byte-identical"
-  echo "sweep: debug with 1 job and release with 2 agree: $(grep '^digest=' "$work/sweep-release.txt"), runs, clients, sweep and sweep_paired.csv byte-identical"
+  echo "sweep: debug with 1 job and release with 2 agree: $(grep '^digest=' "$work/sweep-release.txt"), runs, clients, sweep and sweep_paired.csv byte-identical, compare: identical"
   echo "1 passed, 0 failed"
 else
   echo "0 passed, 1 failed"
