@@ -22,6 +22,25 @@ public struct TraceDigest: Sendable, Equatable {
     public var hex: String { hexDigits(value) }
 }
 
+/// The trace digest after the first `events` events of a run (`World.checkpointInterval`). Two
+/// runs agree up to the last checkpoint where their digests are equal, and differ from the
+/// window after it on: the first differing checkpoint names the events where two builds, or two
+/// settings, part.
+public struct TraceCheckpoint: Sendable, Equatable {
+    /// Events processed so far.
+    public var events: UInt64
+    /// Simulated time of the last of them, in nanoseconds.
+    public var timeNs: UInt64
+    /// The trace digest then (16 hex digits).
+    public var digest: String
+
+    public init(events: UInt64, timeNs: UInt64, digest: String) {
+        self.events = events
+        self.timeNs = timeNs
+        self.digest = digest
+    }
+}
+
 /// A 64-bit value as exactly 16 lowercase hex digits (digests in output and CSV).
 public func hexDigits(_ value: UInt64) -> String {
     let digits = String(value, radix: 16)

@@ -214,6 +214,10 @@ public final class World {
             }
             now = event.time
             step(event)
+            if checkpointInterval != 0, eventsProcessed % checkpointInterval == 0 {
+                checkpoints.append(
+                    TraceCheckpoint(events: eventsProcessed, timeNs: now, digest: digest.hex))
+            }
             if healing, messagesInFlight == 0, reconnectsPending == 0, fileActionsPending == 0 {
                 break
             }
@@ -222,8 +226,21 @@ public final class World {
                 break
             }
         }
-        return finish(healingStartedAt: end)
+        let result = finish(healingStartedAt: end)
+        if checkpointInterval != 0 {
+            // The run's own digest, final state folded in.
+            checkpoints.append(
+                TraceCheckpoint(
+                    events: eventsProcessed, timeNs: now, digest: result.traceDigest.hex))
+        }
+        return result
     }
+
+    /// Take a checkpoint of the trace every this many events (0: none). Set before `run()`;
+    /// checkpoints never change a run.
+    public var checkpointInterval: UInt64 = 0
+    /// The checkpoints taken, in event order; the last is the run's trace digest at its end.
+    public private(set) var checkpoints: [TraceCheckpoint] = []
 
     /// The sync log (off unless set before `run()`).
     public var syncLog: SyncLog?

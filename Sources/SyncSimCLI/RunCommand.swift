@@ -55,6 +55,16 @@ public struct RunCommand: ParsableCommand {
             """)
     public var logLevel: SyncLogLevel = .off
 
+    @Option(
+        name: .customLong("checkpoints"),
+        help: ArgumentHelp(
+            """
+            Write DIR/checkpoints.csv: the trace digest after every N events, and at the end. \
+            Two runs' files agree up to the events where they part (compare them to find where \
+            two builds diverge). Never changes a run.
+            """, valueName: "N"))
+    public var checkpointInterval: UInt64?
+
     @Option(name: .customLong("out"), help: "The results directory (created if missing).")
     public var outputDirectory: String = "out"
 
@@ -69,6 +79,11 @@ public struct RunCommand: ParsableCommand {
                 "--seed \(seed) is above 2^63-1; give a seed between 0 and \(Int64.max).")
         }
         try CommandSupport.validate(settings: settings)
+        if checkpointInterval == 0 {
+            throw ValidationError(
+                "--checkpoints 0 takes no checkpoint; give a number of events between checkpoints, e.g. 10000."
+            )
+        }
         if let backupInterval, RunCommand.parseBackupInterval(backupInterval) == nil {
             throw ValidationError(
                 "--backup-interval '\(backupInterval)' is not an interval; give 0 (no backups), whole seconds (3600) or a number with s, m, h or d (30m, 6h, 1d), at most 366d."
@@ -112,6 +127,7 @@ public struct RunCommand: ParsableCommand {
 
         let started = ContinuousClock.now
         let world = World(scenario: loaded, seed: runSeed)
+        world.checkpointInterval = checkpointInterval ?? 0
         if logLevel != .off {
             world.syncLog = SyncLog(level: logLevel) { line in
                 FileHandle.standardError.write(Data((line + "\n").utf8))
@@ -127,12 +143,18 @@ public struct RunCommand: ParsableCommand {
         try CommandSupport.writeResults(outputDirectory, store: store) {
             () throws(MeasurementError) in
             try store.insert(record)
-            return []
+            guard checkpointInterval != nil else { return [] }
+            return [("checkpoints.csv", Self.checkpointsText(world.checkpoints))]
         }
 
         if !quiet {
             RunSummaryPrinter.print(
                 result: result, timings: timings, outputDirectory: outputDirectory)
+            if let checkpointInterval {
+                print(
+                    "Checkpoints: \(outputDirectory)/checkpoints.csv (\(world.checkpoints.count), every \(checkpointInterval) events and at the end)"
+                )
+            }
         }
         print("digest=\(result.traceDigest.hex)")
         if !result.passed {
@@ -143,6 +165,17 @@ public struct RunCommand: ParsableCommand {
             print("reproduce: \(reproduceLine(seed: runSeed))")
             throw ExitCode(1)
         }
+    }
+
+    /// `checkpoints.csv`: `events`, `simulated_time_ns`, `trace_digest`, one row per checkpoint.
+    static func checkpointsText(_ checkpoints: [TraceCheckpoint]) -> String {
+        var text = CSV.line(["events", "simulated_time_ns", "trace_digest"])
+        for checkpoint in checkpoints {
+            text += CSV.line([
+                String(checkpoint.events), String(checkpoint.timeNs), checkpoint.digest,
+            ])
+        }
+        return text
     }
 
     func reproduceLine(seed: UInt64) -> String {

@@ -20,8 +20,18 @@ import Testing
         let second = try temporaryDirectory()
         let other = try temporaryDirectory()
         #expect(status(["run", "--seed", "11", "--out", first] + Self.small) == 0)
-        #expect(status(["run", "--seed", "11", "--out", second] + Self.small) == 0)
+        // Checkpoints change no result: the second run takes them.
+        #expect(
+            status(["run", "--seed", "11", "--out", second, "--checkpoints", "1000"] + Self.small)
+                == 0)
         #expect(status(["run", "--seed", "12", "--out", other] + Self.small) == 0)
+        let checkpoints = try #require(csvColumn("trace_digest", in: "\(second)/checkpoints.csv"))
+        let events = try #require(csvColumn("events", in: "\(second)/checkpoints.csv"))
+        #expect(checkpoints.count > 3)
+        #expect(events.dropLast().enumerated().allSatisfy { $1 == String(($0 + 1) * 1000) })
+        #expect(csvColumn("events_count", in: "\(second)/runs.csv") == [events.last!])
+        #expect(csvColumn("trace_digest", in: "\(second)/runs.csv") == [checkpoints.last!])
+        #expect(!FileManager.default.fileExists(atPath: "\(first)/checkpoints.csv"))
         for table in ["runs", "clients"] {
             let a = try #require(bytes("\(first)/\(table).csv"))
             #expect(a == bytes("\(second)/\(table).csv"), "\(table).csv differs for the same seed")
@@ -53,6 +63,7 @@ import Testing
         #expect(status(["run", "--duration", "5 weeks"]) == 64)
         #expect(status(["run", "--duration", "400d"]) == 64)
         #expect(status(["run", "--seed", "-1"]) == 64)
+        #expect(status(["run", "--checkpoints", "0"]) == 64)
     }
 
     @Test func anOutputPathThatIsAFileExits3AndIsUntouched() throws {

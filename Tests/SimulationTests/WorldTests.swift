@@ -38,6 +38,40 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
         #expect(first.counters.resets > 0)
     }
 
+    /// Checkpoints change nothing, and two runs that part at a known time agree on every
+    /// checkpoint before it and on none after it.
+    @Test func checkpointsNameWhereTwoRunsPart() {
+        let scenario = smallScenario(durationSeconds: 3_000)
+        let plain = World(scenario: scenario, seed: 5).run()
+        let world = World(scenario: scenario, seed: 5)
+        world.checkpointInterval = 500
+        let result = world.run()
+        #expect(result.traceDigest == plain.traceDigest)
+        #expect(result.eventsProcessed == plain.eventsProcessed)
+        let checkpoints = world.checkpoints
+        #expect(checkpoints.count == Int(result.eventsProcessed / 500) + 1)
+        #expect(checkpoints.dropLast().allSatisfy { $0.events % 500 == 0 })
+        #expect(checkpoints.last?.events == result.eventsProcessed)
+        #expect(checkpoints.last?.digest == result.traceDigest.hex)
+        #expect(zip(checkpoints, checkpoints.dropFirst()).allSatisfy { $0.timeNs <= $1.timeNs })
+
+        // The second backup comes at 30 min in one run and 60 min in the other: nothing differs
+        // before 30 min, and everything from then on.
+        var later = scenario
+        later.server.backupIntervalSeconds = 3_600
+        let other = World(scenario: later, seed: 5)
+        other.checkpointInterval = 500
+        _ = other.run()
+        let parting = Time.nanoseconds(seconds: 1_800)
+        let pairs = zip(checkpoints, other.checkpoints)
+        let before = pairs.filter { $0.0.timeNs < parting && $0.1.timeNs < parting }
+        #expect(before.count > 2)
+        #expect(before.allSatisfy { $0.0 == $0.1 })
+        let after = pairs.filter { $0.0.timeNs >= parting || $0.1.timeNs >= parting }
+        #expect(after.count > 2)
+        #expect(after.allSatisfy { $0.0.digest != $0.1.digest })
+    }
+
     @Test func differentSeedsDiffer() {
         let scenario = smallScenario()
         let digests = Set(
