@@ -121,8 +121,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .sweepNotFound(let path, let sweepId, let available):
             if let sweepId {
                 "\(path) holds no sweep \(sweepId) (its sweeps: "
-                    + "\(available.isEmpty ? "none" : available.map(String.init).joined(separator: ", "))). "
-                    + "Give one of those to --sweep; `syncsim export --table sweeps` lists them."
+                    + (available.isEmpty ? "none" : available.map(String.init).joined(separator: ", "))
+                    + "). Give one of those to --sweep; `syncsim export --table sweeps` lists them."
             } else {
                 "\(path) holds no sweep: only `syncsim sweep` records one (since 2026-11-27). "
                     + "Run `syncsim sweep --out DIR` and use DIR/results.sqlite, "

@@ -48,7 +48,7 @@ public final class ResultStore: Sendable {
             throw Self.classify(error, path: path, operation: "opening the database")
         }
         let applied = try Self.checkSchema(queue, path: path, access: access)
-        hasSweepTables = access == .readWrite || applied.contains("v2-sweepRun")
+        hasSweepTables = access == .readWrite || applied.contains(Self.migrationIdentifiers.last!)
         if access == .readWrite {
             do {
                 try Self.makeMigrator().migrate(queue)
@@ -218,9 +218,9 @@ public final class ResultStore: Sendable {
         var runs: [StoredRun] = []
         var positionById: [Int64: Int] = [:]
         // Only the sweep's rows, when one is asked for.
-        let runFilter = sweepId == nil ? "" : "WHERE id IN (SELECT runId FROM sweepRun WHERE sweepId = ?)"
-        let childFilter =
-            sweepId == nil ? "" : "WHERE runId IN (SELECT runId FROM sweepRun WHERE sweepId = ?)"
+        let members = "(SELECT runId FROM sweepRun WHERE sweepId = ?)"
+        let runFilter = sweepId == nil ? "" : "WHERE id IN \(members)"
+        let childFilter = sweepId == nil ? "" : "WHERE runId IN \(members)"
         let arguments: StatementArguments = sweepId.map { [$0] } ?? []
         for row in try Row.fetchAll(
             db, sql: "SELECT * FROM run \(runFilter) ORDER BY id", arguments: arguments)
@@ -254,7 +254,9 @@ public final class ResultStore: Sendable {
         }
         guard clients else { return runs }
         let clientRows = try Row.fetchAll(
-            db, sql: "SELECT * FROM clientMetric \(childFilter) ORDER BY runId, clientIndex, ordinal",
+            db,
+            sql: "SELECT * FROM clientMetric \(childFilter) "
+                + "ORDER BY runId, clientIndex, ordinal",
             arguments: arguments)
         for row in clientRows {
             let position = try runPosition(of: row, in: positionById)

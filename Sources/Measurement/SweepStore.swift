@@ -112,7 +112,8 @@ extension ResultStore {
                 }
                 let member = try db.cachedStatement(
                     sql: """
-                        INSERT INTO sweepRun (sweepId, variant, seedOrdinal, runId) VALUES (?, ?, ?, ?)
+                        INSERT INTO sweepRun (sweepId, variant, seedOrdinal, runId)
+                        VALUES (?, ?, ?, ?)
                         """)
                 for (position, runId) in runIds.enumerated() {
                     let variant = position / sweep.seeds.count

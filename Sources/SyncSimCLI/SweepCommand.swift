@@ -14,13 +14,13 @@ public struct SweepCommand: ParsableCommand {
             Runs every variant (each reset mode of --reset-modes times each interval of \
             --backup-intervals times each value of every --vary) for every seed of --seeds, \
             each run a world on one thread, --jobs at once. The runs and the sweep are appended \
-            to DIR/results.sqlite in one transaction, in variant-major, seed order, so every file is the same with one job or many. Writes \
-            DIR/runs.csv, DIR/clients.csv, DIR/timings.csv (the whole database), DIR/sweep.csv \
-            (per variant and metric: mean, spread, percentiles, 95% confidence interval of the \
-            mean) and DIR/sweep_paired.csv (each variant minus the first, seed by seed), both made \
-            from the sweep as recorded in the database, so `syncsim export --table sweep` makes \
-            them again. Exits \
-            1 when a run fails a check, and prints the line that reproduces each failed run.
+            to DIR/results.sqlite in one transaction, in variant-major, seed order, so every \
+            file is the same with one job or many. Writes DIR/runs.csv, DIR/clients.csv, \
+            DIR/timings.csv (the whole database), DIR/sweep.csv (per variant and metric: mean, \
+            spread, percentiles, 95% confidence interval of the mean) and DIR/sweep_paired.csv \
+            (each variant minus the first, seed by seed), both made from the sweep as recorded \
+            in the database, so `syncsim export --table sweep` makes them again. Exits 1 when a \
+            run fails a check, and prints the line that reproduces each failed run.
             """
     )
 
