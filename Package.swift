@@ -80,8 +80,11 @@ let package = Package(
                 "Simulation", "Measurement", "MergeCore", "MergeWorkloads", "Randomness",
                 "CAllocationCount",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["BuildCommit"]
         ),
+        // Writes the git commit of the checkout into SyncSimCLI at build time (BuildInfo).
+        .plugin(name: "BuildCommit", capability: .buildTool()),
         .executableTarget(name: "syncsim", dependencies: ["SyncSimCLI"]),
         .testTarget(name: "MergeCoreTests", dependencies: ["MergeCore", "Randomness"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "MergeCore"]),

@@ -27,28 +27,10 @@ enum BuildInfo {
         #endif
     }()
 
-    /// The git commit of the working directory (HEAD, with "+dirty" when it has changes), or
-    /// "unknown" outside a git checkout. Read once, by the CLI only.
-    static let gitCommit: String = {
-        guard let head = runGit(["rev-parse", "--short=12", "HEAD"]) else { return "unknown" }
-        let dirty =
-            runGit(["status", "--porcelain", "--untracked-files=no"]).map { !$0.isEmpty } ?? false
-        return dirty ? head + "+dirty" : head
-    }()
-
-    private static func runGit(_ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["git"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    /// The git commit this binary was built from (HEAD of its checkout at build time, with
+    /// "+dirty" when tracked files had changes), or "unknown" when it was not built in a git
+    /// checkout. Written at build time by the `BuildCommit` plugin (`Plugins/BuildCommit`).
+    static let gitCommit: String = buildCommit
 }
 
 extension Duration {

@@ -32,3 +32,31 @@ import Testing
         #expect(help == expected, "help of \(file) changed; see the file's header comment")
     }
 }
+
+/// The commit a run reports is the one this build was made from, recorded at build time (not
+/// asked of whatever directory the binary is started in).
+@Suite struct BuildCommitTests {
+    @Test func theCommitIsTheCheckoutsHead() throws {
+        let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git", "-C", checkout, "rev-parse", "--short=12", "HEAD"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let head = String(
+            decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        process.waitUntilExit()
+        if process.terminationStatus == 0 {
+            #expect(head.count == 12)
+            #expect(
+                BuildInfo.gitCommit == head || BuildInfo.gitCommit == head + "+dirty",
+                "built from \(BuildInfo.gitCommit), the checkout is at \(head)")
+        } else {
+            #expect(BuildInfo.gitCommit == "unknown")
+        }
+    }
+}
