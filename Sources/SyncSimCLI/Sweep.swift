@@ -149,18 +149,65 @@ struct SweepPlan {
 
     /// The settings of one `--vary PATH=V1,V2,…`: `PATH=V1`, `PATH=V2`, …; nil when malformed,
     /// or when a value repeats. Values are separated by commas, so each is a JSON scalar or a
-    /// bare string.
+    /// bare string; or the values are the items of one JSON array, `PATH=[V1,V2,…]`, so that
+    /// they may be arrays or objects themselves (`faults=[[],[{"kind":…}]]`), each kept as typed.
     static func parseVary(_ text: String) -> [ScenarioSetting]? {
         guard let equals = text.firstIndex(of: "=") else { return nil }
         let path = text[..<equals]
-        let values = text[text.index(after: equals)...]
-            .split(separator: ",", omittingEmptySubsequences: false)
+        let valuesText = text[text.index(after: equals)...]
+        let values: [Substring]
+        if valuesText.first == "[" {
+            guard let items = jsonArrayItems(valuesText) else { return nil }
+            values = items
+        } else {
+            values = valuesText.split(separator: ",", omittingEmptySubsequences: false)
+        }
         guard !values.isEmpty, !values.contains(where: \.isEmpty),
             Set(values).count == values.count
         else { return nil }
         let settings = values.map { ScenarioSetting("\(path)=\($0)") }
         guard settings.allSatisfy({ $0 != nil }) else { return nil }
         return settings.compactMap { $0 }
+    }
+
+    /// The items of the JSON array `text`, each as typed (without the whitespace around it);
+    /// nil when `text` is not a JSON array.
+    static func jsonArrayItems(_ text: Substring) -> [Substring]? {
+        guard (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [])) is [Any]
+        else { return nil }
+        // A valid array: cut it at the commas outside strings, brackets and braces.
+        var items: [Substring] = []
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var start = text.index(after: text.startIndex)
+        for index in text.indices {
+            let character = text[index]
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inString = false
+                }
+                continue
+            }
+            switch character {
+            case "\"": inString = true
+            case "[", "{": depth += 1
+            case "]", "}":
+                depth -= 1
+                if depth == 0 { items.append(text[start..<index]) }
+            case "," where depth == 1:
+                items.append(text[start..<index])
+                start = text.index(after: index)
+            default: break
+            }
+        }
+        let trimmed = items.map { Substring($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        // `[]` holds no item (one empty piece).
+        return trimmed == [""] ? [] : trimmed
     }
 
     /// Backup intervals from `--backup-intervals`: intervals separated by commas (0: none).

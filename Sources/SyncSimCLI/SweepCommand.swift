@@ -63,7 +63,8 @@ public struct SweepCommand: ParsableCommand {
 
     @Option(
         help: """
-            Vary a field of the scenario: PATH=V1,V2,... (each value JSON or a bare string), one \
+            Vary a field of the scenario: PATH=V1,V2,... (each value JSON or a bare string) or \
+            PATH=[V1,V2,...] (the items of a JSON array, which may be arrays or objects), one \
             variant per value. Repeatable: the variants are every combination.
             """)
     public var vary: [String] = []
@@ -101,7 +102,7 @@ public struct SweepCommand: ParsableCommand {
         for text in vary {
             guard let choices = SweepPlan.parseVary(text) else {
                 throw ValidationError(
-                    "--vary '\(text)' is not PATH=V1,V2,...; give a dotted path of the scenario, '=' and distinct values separated by commas, e.g. workload.listPercent=0,10,20."
+                    "--vary '\(text)' is not PATH=V1,V2,... or PATH=[V1,V2,...]; give a dotted path of the scenario, '=' and distinct values separated by commas, e.g. workload.listPercent=0,10,20, or a JSON array of them, e.g. 'faults=[[],[{\"kind\":\"terminateSync\",\"atSeconds\":3600}]]'."
                 )
             }
             paths.append(choices[0].pathText)

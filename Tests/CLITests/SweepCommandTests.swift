@@ -85,6 +85,46 @@ import Testing
         )
     }
 
+    /// `--vary PATH=[V1,V2]` takes whole JSON values, arrays included: here no fault against a
+    /// restore from backup, seed for seed.
+    @Test func aVariedArrayGivesOneVariantPerItem() throws {
+        let sweep = try directories.make()
+        let restore = #"[{"kind":"restoreFromBackup","atSeconds":5400}]"#
+        let arguments = [
+            "sweep", "--seeds", "1", "--clients", "10", "--duration", "2h",
+            "--backup-intervals", "30m", "--out", sweep, "--quiet",
+            "--vary", "faults=[[], \(restore)]",
+        ]
+        #expect(syncsimStatus(arguments) == 0)
+        let summary = "\(sweep)/sweep.csv"
+        let labels = try #require(csvColumn("faults", in: summary))
+        let metrics = try #require(csvColumn("metric", in: summary))
+        let means = try #require(csvColumn("mean", in: summary))
+        let lost = metrics.indices.filter { metrics[$0] == "writes_lost_to_restore" }
+        #expect(lost.map { labels[$0] } == ["[]", restore])
+        #expect(lost.map { means[$0] == "0.000000" } == [true, false])
+
+        let command = try #require(try SyncSimCommand.parseAsRoot(arguments) as? SweepCommand)
+        let plan = try SweepPlan.make(
+            path: nil, settings: [],
+            size: try SizeOverrides.parse(["--clients", "10", "--duration", "2h"]),
+            seeds: [1], resetModes: [nil], backupIntervals: ["30m"],
+            varies: [try #require(SweepPlan.parseVary("faults=[[], \(restore)]"))])
+        #expect(
+            command.reproduceLine(plan.jobs[1], plan.variants[1])
+                == "syncsim run --seed 1 --clients 10 --duration 2h --backup-interval 30m --set 'faults=\(restore)'"
+        )
+        let single = try directories.make()
+        let replay = [
+            "run", "--seed", "1", "--clients", "10", "--duration", "2h", "--backup-interval", "30m",
+            "--set", "faults=\(restore)", "--out", single, "--quiet",
+        ]
+        #expect(syncsimStatus(replay) == 0)
+        #expect(
+            csvColumn("trace_digest", in: "\(single)/runs.csv")
+                == csvColumn("trace_digest", in: "\(sweep)/runs.csv")?.suffix(1).map { $0 })
+    }
+
     /// Healing may last 1 s but reconnecting takes 30 s: those runs fail. The sweep still
     /// writes every run, exits 1, and leaves a capsule per failed run that replays it.
     @Test func failedRunsExit1WithCapsulesAfterEverythingIsWritten() throws {
@@ -220,6 +260,17 @@ import Testing
         #expect(
             SweepPlan.parseVary("a.b=1,x,\"y\"")?.map(\.text) == ["a.b=1", "a.b=x", "a.b=\"y\""])
         #expect(SweepPlan.parseVary("a.b=") == nil)
+        // One JSON array: its items, each as typed, may be arrays, objects or hold commas.
+        #expect(
+            SweepPlan.parseVary(#"faults=[[], [{"kind":"restoreFromBackup","atSeconds":1800}]]"#)?
+                .map(\.text)
+                == ["faults=[]", #"faults=[{"kind":"restoreFromBackup","atSeconds":1800}]"#])
+        #expect(
+            SweepPlan.parseVary(#"a=[1, "x,y]", {"k":[1,2]}, "q\"]"]"#)?.map(\.text)
+                == ["a=1", #"a="x,y]""#, #"a={"k":[1,2]}"#, #"a="q\"]""#])
+        for malformed in ["a=[]", "a=[1,1]", "a=[1,", "a=[1]]", #"a=["x"#] {
+            #expect(SweepPlan.parseVary(malformed) == nil, "\(malformed)")
+        }
         #expect(SweepPlan.shortDuration(21_600) == "6h")
         #expect(SweepPlan.shortDuration(90) == "90s")
     }
