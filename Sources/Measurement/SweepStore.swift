@@ -153,8 +153,12 @@ extension ResultStore {
         let outcome: Result<(StoredSweep, [SweepVariant]), MeasurementError>
         do {
             outcome = try queue.read { db in
-                let found = hasSweepTables ? try Self.fetchSweeps(db, sweepId: sweepId) : []
-                guard let sweep = found.last else {
+                // The last sweep by its id, so that only its rows are read.
+                let wanted =
+                    hasSweepTables
+                    ? try sweepId ?? Int64.fetchOne(db, sql: "SELECT MAX(id) FROM sweep") : nil
+                let found = try wanted.map { try Self.fetchSweeps(db, sweepId: $0) } ?? []
+                guard let sweep = found.first else {
                     let all =
                         hasSweepTables
                         ? try Int64.fetchAll(

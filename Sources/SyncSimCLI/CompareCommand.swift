@@ -182,7 +182,7 @@ enum ComparisonPrinter {
             if !shown.isEmpty {
                 Swift.print("")
                 Swift.print(
-                    "Δ candidate − baseline, seed by seed: mean [95% confidence interval] (seeds higher, lower)"
+                    "Δ candidate − baseline, seed by seed: mean [95% confidence interval]"
                 )
             }
             for (name, label) in shown {
@@ -190,7 +190,7 @@ enum ComparisonPrinter {
                 for entry in matched {
                     let pairs = SweepCSV.differences(of: name, entry.candidate, entry.baseline)
                     Swift.print(
-                        "    \(entry.candidateVariant)  Δ \(SweepSummaryPrinter.interval(Summary.of(pairs))) (\(pairs.count { $0 > 0 }), \(pairs.count { $0 < 0 }))  \(title(entry.labels))"
+                        "    \(entry.candidateVariant)  \(SweepSummaryPrinter.difference(pairs))  \(title(entry.labels))"
                     )
                 }
             }

@@ -6,8 +6,8 @@ import Measurement
 ///
 /// The command only parses its arguments and calls `Measurement`. Failures print the
 /// `MeasurementError` (code, path, remedy) to standard error and exit with a sysexits status:
-/// 65 for a file that is not a usable results database or lacks the sweep asked for, 66 for a missing one, 73 for an output
-/// path that cannot be created, 74 for an I/O failure.
+/// 65 for a file that is not a usable results database or lacks the sweep asked for, 66 for a
+/// missing one, 73 for an output path that cannot be created, 74 for an I/O failure.
 public struct ExportCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "export",
@@ -31,28 +31,17 @@ public struct ExportCommand: ParsableCommand {
         case sweepPaired = "sweep_paired"
         case sweeps
 
-        /// The run table this is, or nil for a sweep table.
-        var resultTable: ResultTable? {
-            switch self {
-            case .runs: .runs
-            case .clients: .clients
-            case .timings: .timings
-            case .sweep, .sweepPaired, .sweeps: nil
-            }
-        }
+        /// The run table of that name, or nil for a sweep table.
+        var resultTable: ResultTable? { ResultTable(rawValue: rawValue) }
 
-        /// The sweep table this is, or nil for a run table.
-        var sweepTable: SweepTable? {
-            switch self {
-            case .sweep: .sweep
-            case .sweepPaired: .sweepPaired
-            case .sweeps: .sweeps
-            case .runs, .clients, .timings: nil
-            }
-        }
+        /// The sweep table of that name, or nil for a run table.
+        var sweepTable: SweepTable? { SweepTable(rawValue: rawValue) }
     }
 
-    @Option(help: ArgumentHelp("The results database written by `syncsim run` or `syncsim sweep`.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The results database written by `syncsim run` or `syncsim sweep`.",
+            valueName: "path"))
     public var database: String
 
     @Option(help: "The output format.")

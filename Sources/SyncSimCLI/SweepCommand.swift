@@ -298,12 +298,9 @@ enum SweepSummaryPrinter {
                 let summary = Summary.of(SweepCSV.values(of: name, in: variant.runs))
                 var line = "    \(ordinal)  " + interval(summary)
                 if ordinal > 0, let baseline = variants.first {
-                    let pairs = SweepCSV.differences(of: name, variant.runs, baseline.runs)
-                    let difference = Summary.of(pairs)
                     line =
-                        line.padding(toLength: 42, withPad: " ", startingAt: 0) + "Δ "
-                        + interval(difference)
-                        + " (higher in \(pairs.count { $0 > 0 }), lower in \(pairs.count { $0 < 0 }))"
+                        line.padding(toLength: 42, withPad: " ", startingAt: 0)
+                        + difference(SweepCSV.differences(of: name, variant.runs, baseline.runs))
                 }
                 Swift.print(line)
             }
@@ -322,6 +319,12 @@ enum SweepSummaryPrinter {
         Swift.print(
             "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, sweep.csv, sweep_paired.csv"
         )
+    }
+
+    /// `Δ mean [low, high] (higher in n, lower in m)` of paired differences `pairs`.
+    static func difference(_ pairs: [Double]) -> String {
+        "Δ " + interval(Summary.of(pairs))
+            + " (higher in \(pairs.count { $0 > 0 }), lower in \(pairs.count { $0 < 0 }))"
     }
 
     /// `mean [low, high]`, with the decimals the magnitude needs.
