@@ -43,9 +43,16 @@ if ! .build/release/syncsim compare "$work/sweep-debug" "$work/sweep-release" --
     --require-identical --quiet; then
   echo "FAIL: syncsim compare finds runs that differ between debug and release"; status=1
 fi
+# The merge core alike: every cell of the merge targets, small, each a fresh process of each
+# build; `bench targets` fails when a baseline's digests differ from the candidate's.
+if ! .build/release/syncsim bench targets --baseline .build/debug/syncsim --instructions 400 \
+    --objects 60 --rounds 1 --quiet --out "$work/targets" > "$work/targets.txt"; then
+  echo "FAIL: bench targets finds merges that differ between debug and release"; status=1
+fi
 if [ $status -eq 0 ]; then
   echo "debug and release agree: $release_digest, runs.csv and clients.csv byte-identical"
   echo "sweep: debug with 1 job and release with 2 agree: $(grep '^digest=' "$work/sweep-release.txt"), runs, clients, sweep and sweep_paired.csv byte-identical, compare: identical"
+  echo "merge: debug and release give the same digests in all $(($(wc -l < "$work/targets/targets_compare.csv") - 1)) cells of bench targets"
   echo "1 passed, 0 failed"
 else
   echo "0 passed, 1 failed"

@@ -10,8 +10,8 @@ import Simulation
 public struct BenchCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure merge throughput.",
-        subcommands: [BenchMergeCommand.self]
+        abstract: "Measure merge throughput, and judge it against the merge targets.",
+        subcommands: [BenchMergeCommand.self, BenchTargetsCommand.self]
     )
 
     public init() {}

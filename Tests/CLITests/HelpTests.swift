@@ -18,6 +18,7 @@ import Testing
         ("compare.txt", CompareCommand.self),
         ("export.txt", ExportCommand.self),
         ("bench-merge.txt", BenchMergeCommand.self),
+        ("bench-targets.txt", BenchTargetsCommand.self),
     ]
 
     @Test(arguments: commands.map(\.file))
