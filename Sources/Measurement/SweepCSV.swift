@@ -6,6 +6,8 @@
 //! (callers pass each variant's runs in seed order), so they are byte-identical however the runs
 //! were scheduled. Statistics come from `Summary` (GSL); reals have six decimals (`CSV.real`).
 
+import Foundation
+
 /// One label of a variant: a column of the sweep files and its value, e.g. `reset_mode`.
 public struct SweepLabel: Sendable, Hashable {
     /// The column name, snake_case.
@@ -15,6 +17,38 @@ public struct SweepLabel: Sendable, Hashable {
     public init(column: String, value: String) {
         self.column = column
         self.value = value
+    }
+
+    /// The label with its value in one spelling per value, for matching variants of two
+    /// sweeps: a number as a decimal (`10`, `10.0` and `1e1` are `10`), a JSON array or
+    /// object re-encoded with sorted keys and no spaces (numbers in it as JSON numbers), and
+    /// any other text as it is (`recoverUnsyncedChanges`, a quoted JSON string).
+    public var canonical: SweepLabel {
+        SweepLabel(column: column, value: Self.canonicalValue(value))
+    }
+
+    static func canonicalValue(_ text: String) -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let first = trimmed.first, first == "-" || first.isNumber,
+            let number = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")),
+            Self.isWholeNumberText(trimmed, parsedAs: number)
+        {
+            return "\(number)"
+        }
+        if trimmed.hasPrefix("[") || trimmed.hasPrefix("{"),
+            let object = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)),
+            let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        {
+            return String(decoding: data, as: UTF8.self)
+        }
+        return text
+    }
+
+    /// Whether all of `text` is the number `Decimal(string:)` read (it stops at the first
+    /// character that is not part of one: `10h` would read as 10).
+    private static func isWholeNumberText(_ text: String, parsedAs number: Decimal) -> Bool {
+        text.allSatisfy { $0.isNumber || "+-.eE".contains($0) } && !number.isNaN
     }
 }
 

@@ -41,7 +41,8 @@ public struct SweepComparison: Sendable {
     public var baselineOnlySeeds: [UInt64]
     public var candidateOnlySeeds: [UInt64]
 
-    /// Matches the variants of two sweeps by their labels and their runs by seed.
+    /// Matches the variants of two sweeps by their labels (as values: `SweepLabel.canonical`)
+    /// and their runs by seed. Matched variants keep the candidate's label text.
     /// - Parameters: each sweep as `ResultStore.sweep(_:)` reads it back.
     public init(
         baseline: (sweep: StoredSweep, variants: [SweepVariant]),
@@ -63,13 +64,13 @@ public struct SweepComparison: Sendable {
 
         var baselineVariant: [[SweepLabel]: Int] = [:]
         for (ordinal, variant) in baseline.variants.enumerated() {
-            baselineVariant[variant.labels] = ordinal
+            baselineVariant[variant.labels.map(\.canonical)] = ordinal
         }
         var matchedBaseline = Set<Int>()
         var matched: [Matched] = []
         var candidateOnly: [[SweepLabel]] = []
         for (ordinal, variant) in candidate.variants.enumerated() {
-            guard let other = baselineVariant[variant.labels] else {
+            guard let other = baselineVariant[variant.labels.map(\.canonical)] else {
                 candidateOnly.append(variant.labels)
                 continue
             }

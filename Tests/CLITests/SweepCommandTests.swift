@@ -52,8 +52,8 @@ import Testing
     @Test func everyRunIsTheRunItsReproductionLineMakes() throws {
         let sweep = try directories.make()
         let arguments = [
-            "sweep", "--seeds", "2", "--backup-intervals", "0,45m", "--clients", "12",
-            "--duration", "3h", "--jobs", "2", "--out", sweep, "--quiet",
+            "sweep", "--seeds", "2", "--backup-intervals", "0,45m", "--clients", "8",
+            "--duration", "2h", "--jobs", "2", "--out", sweep, "--quiet",
             "--vary", "workload.listPercent=0,25", "--set", "network.lossPerMillion=2000",
         ]
         #expect(syncsimStatus(arguments) == 0)
@@ -67,7 +67,7 @@ import Testing
         let command = try #require(try SyncSimCommand.parseAsRoot(arguments) as? SweepCommand)
         let plan = try SweepPlan.make(
             path: nil, settings: [try #require(ScenarioSetting("network.lossPerMillion=2000"))],
-            size: try SizeOverrides.parse(["--clients", "12", "--duration", "3h"]),
+            size: try SizeOverrides.parse(["--clients", "8", "--duration", "2h"]),
             seeds: [1, 2], resetModes: [nil], backupIntervals: ["0", "45m"],
             varies: [try #require(SweepPlan.parseVary("workload.listPercent=0,25"))])
         for (index, job) in plan.jobs.enumerated() {
@@ -81,7 +81,7 @@ import Testing
         }
         #expect(
             command.reproduceLine(plan.jobs[7], plan.variants[3])
-                == "syncsim run --seed 2 --clients 12 --duration 3h --backup-interval 45m --set network.lossPerMillion=2000 --set workload.listPercent=25"
+                == "syncsim run --seed 2 --clients 8 --duration 2h --backup-interval 45m --set network.lossPerMillion=2000 --set workload.listPercent=25"
         )
     }
 

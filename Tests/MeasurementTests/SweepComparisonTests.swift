@@ -114,6 +114,34 @@ import Testing
         #expect(!comparison.isIdentical)
     }
 
+    /// `--vary workload.listPercent=10` and `=10.0` vary the same value: labels match as
+    /// values, not as text; the matched variant keeps the candidate's text.
+    @Test func labelsMatchAsValues() {
+        let same: [(String, String)] = [
+            ("10", "10.0"), ("10", "1e1"), ("-0.50", "-0.5"), ("[1,2]", "[1, 2]"),
+            (#"[{"b":1,"a":[]}]"#, #"[ {"a": [], "b": 1.0} ]"#),
+            ("recoverUnsyncedChanges", "recoverUnsyncedChanges"),
+        ]
+        for (text, other) in same {
+            #expect(SweepLabel(column: "c", value: text).canonical
+                        == SweepLabel(column: "c", value: other).canonical, "\(text) \(other)")
+        }
+        let different: [(String, String)] = [
+            ("10", "11"), ("10", "10h"), ("[1,2]", "[2,1]"), ("manual", "Manual"),
+            ("1", "true"),
+        ]
+        for (text, other) in different {
+            #expect(SweepLabel(column: "c", value: text).canonical
+                        != SweepLabel(column: "c", value: other).canonical, "\(text) \(other)")
+        }
+        #expect(SweepLabel(column: "c", value: "10h").canonical.value == "10h")
+        let baseline = stored([("10", [run(1, 10, digest: "a")])])
+        let candidate = stored([("10.0", [run(1, 10, digest: "a")])])
+        let comparison = SweepComparison(baseline: baseline, candidate: candidate)
+        #expect(comparison.matched.count == 1 && comparison.isIdentical)
+        #expect(comparison.matched[0].labels == labels("10.0"))
+    }
+
     @Test func sweepsWithNoVariantOrNoSeedInCommonCannotBeCompared() {
         let recover = stored([("recover", [run(1, 10, digest: "a1")])])
         let noVariant = SweepComparison(
