@@ -40,6 +40,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 311: two sweeps share no variant, or no seed, so no run of one can be compared with a
     /// run of the other (`path` is the baseline's database).
     case sweepsNotComparable(path: String, candidate: String, reason: String)
+    /// 312: the sweeps given to `syncsim combine` are not the shards of one sweep (`path` is
+    /// the first shard's database; `reason` says which shard and how).
+    case shardsNotCombinable(path: String, reason: String)
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -55,6 +58,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .foreignDatabase: 309
         case .sweepNotFound: 310
         case .sweepsNotComparable: 311
+        case .shardsNotCombinable: 312
         }
     }
 
@@ -66,7 +70,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .schemaTooOld(let path, _), .databaseFailed(let path, _, _),
             .outputNotWritable(let path, _, _), .outputWriteFailed(let path, _),
             .foreignDatabase(let path), .sweepNotFound(let path, _, _),
-            .sweepsNotComparable(let path, _, _):
+            .sweepsNotComparable(let path, _, _), .shardsNotCombinable(let path, _):
             path
         }
     }
@@ -121,7 +125,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .sweepNotFound(let path, let sweepId, let available):
             if let sweepId {
                 "\(path) holds no sweep \(sweepId) (its sweeps: "
-                    + (available.isEmpty ? "none" : available.map(String.init).joined(separator: ", "))
+                    + (available.isEmpty
+                        ? "none" : available.map(String.init).joined(separator: ", "))
                     + "). Give one of those to --sweep; `syncsim export --table sweeps` lists them."
             } else {
                 "\(path) holds no sweep: only `syncsim sweep` records one (since 2026-11-27). "
@@ -133,6 +138,10 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
                 + "Run the baseline's sweep again with the candidate build (its options are in "
                 + "`syncsim export --table sweeps`), or choose other sweeps with --baseline-sweep "
                 + "and --candidate-sweep."
+        case .shardsNotCombinable(let path, let reason):
+            "The sweeps of \(path) and the others given are not the shards of one sweep: "
+                + "\(reason). Give every shard (1/N to N/N) of one `syncsim sweep ... --shard I/N` "
+                + "command line, each run by the same build with the same options."
         }
     }
 

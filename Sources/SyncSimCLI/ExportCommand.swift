@@ -106,7 +106,7 @@ public struct ExportCommand: ParsableCommand {
     public static func exitStatus(for error: MeasurementError) -> Int32 {
         switch error {
         case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase,
-            .sweepNotFound, .sweepsNotComparable:
+            .sweepNotFound, .sweepsNotComparable, .shardsNotCombinable:
             65
         case .databaseNotFound: 66
         case .outputNotWritable: 73

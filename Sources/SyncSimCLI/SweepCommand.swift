@@ -69,6 +69,16 @@ public struct SweepCommand: ParsableCommand {
             """)
     public var vary: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Run only shard I of N: the I-th of N contiguous ranges of the seeds, every variant.",
+            discussion: """
+                For a sweep split over machines: run the same command with --shard 1/N to \
+                N/N, then `syncsim combine` the N results directories into the sweep one \
+                command would have made.
+                """, valueName: "I/N"))
+    public var shard: String?
+
     @Option(help: "Worlds run at once (1 ... 256). Default: the number of cores.")
     public var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
@@ -118,6 +128,11 @@ public struct SweepCommand: ParsableCommand {
             throw ValidationError(
                 "--vary names one path twice; give each path once, with all its values.")
         }
+        if let shard, SweepShard(shard) == nil {
+            throw ValidationError(
+                "--shard '\(shard)' is not I/N with 1 <= I <= N; e.g. --shard 2/4 for the second of four shards."
+            )
+        }
         if !(1...256).contains(jobs) {
             throw ValidationError(
                 "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
@@ -134,6 +149,15 @@ public struct SweepCommand: ParsableCommand {
                         .utf8))
             throw ExitCode(64)
         }
+        let shard = self.shard.flatMap(SweepShard.init)
+        if let shard, shard.count > seedList.count {
+            FileHandle.standardError.write(
+                Data(
+                    "--shard \(shard.text): the sweep has \(seedList.count) seeds, fewer than \(shard.count) shards; give at most \(seedList.count) shards.\n"
+                        .utf8))
+            throw ExitCode(64)
+        }
+        let runSeeds = shard.map { Array(seedList[$0.range(of: seedList.count)]) } ?? seedList
         let modes: [ClientResetMode?] = resetModes.flatMap(SweepPlan.parseResetModes) ?? [nil]
         let intervals: [String?] = backupIntervals.flatMap(SweepPlan.parseBackupIntervals) ?? [nil]
         let varies = vary.compactMap(SweepPlan.parseVary)
@@ -141,20 +165,20 @@ public struct SweepCommand: ParsableCommand {
         let variantsCount = varies.reduce(modes.count * intervals.count) { count, choices in
             min(count * choices.count, Self.runsMax + 1)
         }
-        guard variantsCount * seedList.count <= Self.runsMax else {
+        guard variantsCount * runSeeds.count <= Self.runsMax else {
             FileHandle.standardError.write(
                 Data(
-                    "the sweep has \(variantsCount > Self.runsMax ? "more than \(Self.runsMax)" : String(variantsCount)) variants × \(seedList.count) seeds, more than \(Self.runsMax) runs; give fewer seeds or variants.\n"
+                    "the sweep has \(variantsCount > Self.runsMax ? "more than \(Self.runsMax)" : String(variantsCount)) variants × \(runSeeds.count) seeds, more than \(Self.runsMax) runs; give fewer seeds or variants.\n"
                         .utf8))
             throw ExitCode(64)
         }
         let plan = try SweepPlan.make(
-            path: scenario, settings: common, size: size, seeds: seedList, resetModes: modes,
+            path: scenario, settings: common, size: size, seeds: runSeeds, resetModes: modes,
             backupIntervals: intervals, varies: varies)
         let variants = plan.variants
         let jobs = plan.jobs
         print(
-            "sweep: scenario=\(loaded.name) seeds=\(seedList.first!)-\(seedList.last!) variants=\(variants.count) runs=\(jobs.count) jobs=\(self.jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
+            "sweep: scenario=\(loaded.name) seeds=\(runSeeds.first!)-\(runSeeds.last!)\(shard.map { " shard=\($0.text) of \(seedList.first!)-\(seedList.last!)" } ?? "") variants=\(variants.count) runs=\(jobs.count) jobs=\(self.jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
 
         // Fail before simulating if the results cannot be written.
@@ -184,14 +208,14 @@ public struct SweepCommand: ParsableCommand {
         let sweepVariants = variants.enumerated().map { index, variant in
             SweepVariant(
                 labels: plan.labels(of: variant),
-                runs: Array(records[index * seedList.count..<(index + 1) * seedList.count]))
+                runs: Array(records[index * runSeeds.count..<(index + 1) * runSeeds.count]))
         }
         var digest = TraceDigest()
         for outcome in outcomes { digest.fold(outcome.result.traceDigest.value) }
         let sweepRecord = SweepRecord(
             scenarioName: loaded.name, scenarioHash: RunRecordBuilder.contentHash(bytes),
-            optionsJSON: (try? RunRecord.canonicalJSON(options(seedList))) ?? "{}",
-            gitCommit: BuildInfo.gitCommit, digest: digest.hex, seeds: seedList,
+            optionsJSON: (try? RunRecord.canonicalJSON(options(seedList, shard: shard))) ?? "{}",
+            gitCommit: BuildInfo.gitCommit, digest: digest.hex, seeds: runSeeds,
             variantLabels: sweepVariants.map(\.labels))
         // sweep.csv and sweep_paired.csv are made from what the database holds, as `export`
         // makes them.
@@ -226,14 +250,14 @@ public struct SweepCommand: ParsableCommand {
     }
 
     /// The sweep's options as recorded with it (`sweep.optionsJSON`): what decides its runs,
-    /// with the seeds it ran as a range. `--jobs`, `--out` and `--quiet` change no result and
-    /// are left out.
-    func options(_ seeds: [UInt64]) -> SweepOptions {
+    /// with the seeds as a range (all of the sweep's, for a shard too) and the shard. `--jobs`,
+    /// `--out` and `--quiet` change no result and are left out.
+    func options(_ seeds: [UInt64], shard: SweepShard?) -> SweepOptions {
         SweepOptions(
             seeds: "\(seeds.first!)-\(seeds.last!)", resetModes: resetModes,
             backupIntervals: backupIntervals, vary: vary.isEmpty ? nil : vary,
             set: settings.isEmpty ? nil : settings, clients: size.clients,
-            duration: size.duration)
+            duration: size.duration, shard: shard?.text)
     }
 
     /// The options of one run of the sweep, as `syncsim run` would record them: the common
@@ -253,7 +277,7 @@ public struct SweepCommand: ParsableCommand {
 }
 
 /// A sweep's command-line options, recorded with it (as canonical JSON).
-struct SweepOptions: Encodable {
+struct SweepOptions: Codable, Equatable {
     var seeds: String
     var resetModes: String?
     var backupIntervals: String?
@@ -261,6 +285,35 @@ struct SweepOptions: Encodable {
     var set: [String]?
     var clients: UInt32?
     var duration: String?
+    /// `I/N` for one shard of the sweep (`--shard`); nil (left out) for a whole sweep.
+    var shard: String? = nil
+}
+
+/// Shard `index` of `count` (1-based) of a sweep's seeds: the `index`-th of `count`
+/// contiguous ranges, whose lengths differ by at most one.
+struct SweepShard: Equatable {
+    var index: Int
+    var count: Int
+
+    init(index: Int, count: Int) {
+        (self.index, self.count) = (index, count)
+    }
+
+    /// Parses `I/N` with 1 <= I <= N <= 10,000.
+    init?(_ text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]),
+            (1...SweepCommand.runsMax).contains(count), (1...count).contains(index)
+        else { return nil }
+        self.init(index: index, count: count)
+    }
+
+    var text: String { "\(index)/\(count)" }
+
+    /// The positions of this shard's seeds among `total` seeds (empty when `count > total`).
+    func range(of total: Int) -> Range<Int> {
+        (index - 1) * total / count..<index * total / count
+    }
 }
 
 /// The console table of a sweep: the headline metrics per variant, with their 95 % confidence

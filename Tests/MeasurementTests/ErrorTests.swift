@@ -148,8 +148,9 @@ import Testing
             .foreignDatabase(path: "p"),
             .sweepNotFound(path: "p", sweepId: nil, available: []),
             .sweepsNotComparable(path: "p", candidate: "q", reason: "r"),
+            .shardsNotCombinable(path: "p", reason: "r"),
         ]
-        #expect(errors.map(\.code) == Array(301...311))
+        #expect(errors.map(\.code) == Array(301...312))
         for error in errors {
             #expect(error.path == "p")
             #expect(error.description.hasPrefix("error \(error.code): "))

@@ -1,0 +1,208 @@
+import ArgumentParser
+import Foundation
+import Measurement
+import Simulation
+
+/// `syncsim combine`: the shards of one sweep (`sweep --shard I/N`), run on one machine or
+/// many, made into the sweep that one command would have made.
+public struct CombineCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "combine",
+        abstract: "Combine the shards of a sweep (sweep --shard I/N) into one sweep.",
+        discussion: """
+            Reads the last sweep of each SHARD (a results database, or a directory holding \
+            results.sqlite), checks that they are shards 1/N to N/N of one sweep (the same \
+            options, scenario, build and variants, each with its own range of the seeds), and \
+            writes the whole sweep to DIR: its runs, in the order one command runs them, in \
+            DIR/results.sqlite, with runs.csv, clients.csv, timings.csv, sweep.csv and \
+            sweep_paired.csv made from it. Every file but timings.csv, and the digest line, \
+            are those of the unsharded sweep byte for byte (in a new DIR: run IDs count from \
+            1). The shards are only read.
+            """
+    )
+
+    @Argument(
+        help: ArgumentHelp(
+            "The shards: results databases, or directories holding results.sqlite.",
+            valueName: "shard"))
+    public var shards: [String]
+
+    @Option(name: .customLong("out"), help: "The results directory (created if missing).")
+    public var outputDirectory: String = "out"
+
+    @Flag(help: "Print only the sweep line and the digest line.")
+    public var quiet = false
+
+    public init() {}
+
+    public func validate() throws {
+        guard !shards.isEmpty else {
+            throw ValidationError("Give the shards' results: one directory or database per shard.")
+        }
+    }
+
+    public func run() throws {
+        let paths = shards.map(CompareCommand.databasePath)
+        let combined: CombinedSweep
+        do throws(MeasurementError) {
+            var read = [ShardInput]()
+            for path in paths {
+                let store = try ResultStore(path: path, access: .readOnly)
+                let (stored, _) = try store.sweep(nil)
+                read.append(ShardInput(path: path, sweep: stored, runs: try store.runs()))
+            }
+            combined = try CombinedSweep(read)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(ExportCommand.exitStatus(for: error))
+        }
+        let record = combined.record
+        print(
+            "combine: scenario=\(record.scenarioName) shards=\(paths.count) seeds=\(record.seeds.first!)-\(record.seeds.last!) variants=\(record.variantLabels.count) runs=\(combined.runs.count) commit=\(record.gitCommit)"
+        )
+        let store = try CommandSupport.openStore(outputDirectory)
+        try CommandSupport.writeResults(outputDirectory, store: store) {
+            () throws(MeasurementError) in
+            let sweepId = try store.insert(sweep: record, runs: combined.runs)
+            return [
+                ("sweep.csv", try store.csv(.sweep, sweepId: sweepId)),
+                ("sweep_paired.csv", try store.csv(.sweepPaired, sweepId: sweepId)),
+            ]
+        }
+        if !quiet {
+            let failed = combined.runs.filter { run in
+                run.metrics.contains { $0.name == "passed" && $0.value == .integer(0) }
+            }.count
+            print("failed runs: \(failed) of \(combined.runs.count) (see each shard's output)")
+            print(
+                "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, sweep.csv, sweep_paired.csv"
+            )
+        }
+        print("digest=\(record.digest)")
+    }
+}
+
+/// One shard as read back: its database path, its last sweep, and every run it holds.
+struct ShardInput {
+    var path: String
+    var sweep: StoredSweep
+    var runs: [StoredRun]
+}
+
+/// The sweep that the shards make together: its record and its runs in the order one
+/// `syncsim sweep` runs them (variant by variant, seeds ascending).
+struct CombinedSweep {
+    var record: SweepRecord
+    var runs: [RunRecord]
+
+    /// Checks that `shards` are shards 1/N ... N/N of one sweep, in any order, and joins them.
+    /// - Throws: `MeasurementError.shardsNotCombinable` (312) naming the shard and the field
+    ///   that disagree.
+    init(_ shards: [ShardInput]) throws(MeasurementError) {
+        let first = shards[0]
+        func fail(_ reason: String) -> MeasurementError {
+            .shardsNotCombinable(path: first.path, reason: reason)
+        }
+        var parsed = [(input: ShardInput, options: SweepOptions, shard: SweepShard)]()
+        for input in shards {
+            guard
+                let options = try? JSONDecoder().decode(
+                    SweepOptions.self, from: Data(input.sweep.record.optionsJSON.utf8))
+            else {
+                throw fail("the sweep of \(input.path) has options this build cannot read")
+            }
+            guard let text = options.shard, let shard = SweepShard(text) else {
+                throw fail("the sweep of \(input.path) is not a shard (it was run without --shard)")
+            }
+            parsed.append((input, options, shard))
+        }
+        parsed.sort { $0.shard.index < $1.shard.index }
+        let count = parsed[0].shard.count
+        guard parsed.allSatisfy({ $0.shard.count == count }) else {
+            throw fail(
+                "their shard counts differ ("
+                    + parsed.map { "\($0.input.path): \($0.shard.text)" }.joined(separator: ", ")
+                    + ")")
+        }
+        let indices = parsed.map(\.shard.index)
+        guard indices == Array(1...count) else {
+            let missing = (1...count).filter { !indices.contains($0) }
+            let repeated = Set(indices.filter { index in indices.filter { $0 == index }.count > 1 })
+            throw fail(
+                (missing.isEmpty
+                    ? ""
+                    : "shards \(missing.map { "\($0)/\(count)" }.joined(separator: ", ")) missing")
+                    + (missing.isEmpty || repeated.isEmpty ? "" : "; ")
+                    + (repeated.isEmpty
+                        ? ""
+                        : "shards \(repeated.sorted().map { "\($0)/\(count)" }.joined(separator: ", ")) given twice")
+            )
+        }
+        var whole = parsed[0].options
+        whole.shard = nil
+        let reference = parsed[0].input.sweep.record
+        for (input, options, _) in parsed.dropFirst() {
+            var unsharded = options
+            unsharded.shard = nil
+            let record = input.sweep.record
+            let field: String? =
+                unsharded != whole
+                ? "options (\(record.optionsJSON))"
+                : record.scenarioHash != reference.scenarioHash
+                    ? "scenario (hash \(record.scenarioHash), not \(reference.scenarioHash))"
+                    : record.gitCommit != reference.gitCommit
+                        ? "build (commit \(record.gitCommit), not \(reference.gitCommit))"
+                        : record.variantLabels != reference.variantLabels ? "variants" : nil
+            if let field {
+                throw fail(
+                    "the sweep of \(input.path) differs from that of \(parsed[0].input.path) in its \(field)"
+                )
+            }
+        }
+        let bounds = whole.seeds.split(separator: "-")
+        guard bounds.count == 2, let low = UInt64(bounds[0]), let high = UInt64(bounds[1]),
+            low <= high
+        else {
+            throw fail("the seed range '\(whole.seeds)' in the options is not A-B")
+        }
+        let seeds = Array(low...high)
+        let variants = reference.variantLabels.count
+        var byVariant = [[RunRecord]](repeating: [], count: variants)
+        for (input, _, shard) in parsed {
+            let expected = Array(seeds[shard.range(of: seeds.count)])
+            guard input.sweep.record.seeds == expected else {
+                throw fail(
+                    "shard \(shard.text) of \(input.path) ran seeds \(SweepComparison.range(input.sweep.record.seeds)), not \(SweepComparison.range(expected))"
+                )
+            }
+            // Lookups only: the runs come out in the sweep's order.
+            var byId = [Int64: RunRecord]()
+            for stored in input.runs { byId[stored.runId] = stored.record }
+            let perVariant = expected.count
+            for (offset, runId) in input.sweep.runIds.enumerated() {
+                guard let run = byId[runId] else {
+                    throw fail("\(input.path) lost run \(runId) of its sweep")
+                }
+                byVariant[offset / perVariant].append(run)
+            }
+        }
+        runs = byVariant.flatMap { $0 }
+        var digest = TraceDigest()
+        for run in runs {
+            guard let value = UInt64(run.traceDigest, radix: 16) else {
+                throw fail("a run of seed \(run.seed) has the trace digest '\(run.traceDigest)'")
+            }
+            digest.fold(value)
+        }
+        let options: String
+        do {
+            options = try RunRecord.canonicalJSON(whole)
+        } catch {
+            throw fail("its options cannot be written again (\(error))")
+        }
+        record = SweepRecord(
+            scenarioName: reference.scenarioName, scenarioHash: reference.scenarioHash,
+            optionsJSON: options, gitCommit: reference.gitCommit, digest: digest.hex,
+            seeds: seeds, variantLabels: reference.variantLabels)
+    }
+}
