@@ -43,6 +43,12 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 312: the sweeps given to `syncsim combine` are not the shards of one sweep (`path` is
     /// the first shard's database; `reason` says which shard and how).
     case shardsNotCombinable(path: String, reason: String)
+    /// 313: the run asked for is not in the database (`runId` nil: it holds no run at all);
+    /// `lastRunId` is its last run.
+    case runNotFound(path: String, runId: Int64?, lastRunId: Int64?)
+    /// 314: two runs of different seeds, which `syncsim compare` does not hold against each
+    /// other (`path` is the baseline's database).
+    case runsNotComparable(path: String, candidate: String, reason: String)
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -59,6 +65,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .sweepNotFound: 310
         case .sweepsNotComparable: 311
         case .shardsNotCombinable: 312
+        case .runNotFound: 313
+        case .runsNotComparable: 314
         }
     }
 
@@ -70,7 +78,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .schemaTooOld(let path, _), .databaseFailed(let path, _, _),
             .outputNotWritable(let path, _, _), .outputWriteFailed(let path, _),
             .foreignDatabase(let path), .sweepNotFound(let path, _, _),
-            .sweepsNotComparable(let path, _, _), .shardsNotCombinable(let path, _):
+            .sweepsNotComparable(let path, _, _), .shardsNotCombinable(let path, _),
+            .runNotFound(let path, _, _), .runsNotComparable(let path, _, _):
             path
         }
     }
@@ -142,6 +151,19 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             "The sweeps of \(path) and the others given are not the shards of one sweep: "
                 + "\(reason). Give every shard (1/N to N/N) of one `syncsim sweep ... --shard I/N` "
                 + "command line, each run by the same build with the same options."
+        case .runNotFound(let path, let runId, let lastRunId):
+            if let runId {
+                "\(path) holds no run \(runId) (its runs: "
+                    + (lastRunId.map { "1 to \($0)" } ?? "none")
+                    + "). Give one of those; `syncsim export --table runs` lists them."
+            } else {
+                "\(path) holds no run. Give the results of `syncsim run --out DIR`: DIR or "
+                    + "DIR/results.sqlite."
+            }
+        case .runsNotComparable(let path, let candidate, let reason):
+            "The runs of \(path) and \(candidate) cannot be compared: \(reason). Run the "
+                + "baseline's seed with the candidate build (`syncsim run --seed N`), or choose "
+                + "other runs with --baseline-run and --candidate-run."
         }
     }
 

@@ -7,7 +7,7 @@ import Measurement
 public struct CompareCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "compare",
-        abstract: "Compare two sweeps run by run: the same runs, or how they differ.",
+        abstract: "Compare two sweeps run by run, or two runs: the same, or how they differ.",
         discussion: """
             Matches the runs of two sweeps by variant (equal labels) and seed. Runs with the \
             same trace digest are the same run, event for event; for the others, the \
@@ -17,6 +17,12 @@ public struct CompareCommand: ParsableCommand {
             trace digests). Typical use: run one sweep with the build before a change and with \
             the build after, into two directories, then compare them. Exits 1 with \
             --require-identical unless every run of either sweep has its twin in the other.
+
+            Two databases that hold no sweep (the results of `syncsim run`), or \
+            --baseline-run/--candidate-run, compare two runs of one seed instead: the same \
+            run, or every metric's difference in DIR/compare_run.csv and, when both \
+            directories hold a checkpoints.csv of their run (`run --checkpoints N`), the \
+            last checkpoint at which the runs agree.
             """
     )
 
@@ -44,6 +50,20 @@ public struct CompareCommand: ParsableCommand {
     public var candidateSweep: Int64?
 
     @Option(
+        name: .customLong("baseline-run"),
+        help: ArgumentHelp(
+            "Compare runs: the baseline's run (its run_id). Default: its last.",
+            valueName: "id"))
+    public var baselineRun: Int64?
+
+    @Option(
+        name: .customLong("candidate-run"),
+        help: ArgumentHelp(
+            "Compare runs: the candidate's run (its run_id). Default: its last.",
+            valueName: "id"))
+    public var candidateRun: Int64?
+
+    @Option(
         name: .customLong("out"),
         help: "The directory of the comparison's files (created if missing).")
     public var outputDirectory: String = "out"
@@ -61,27 +81,56 @@ public struct CompareCommand: ParsableCommand {
 
     public init() {}
 
+    public func validate() throws {
+        if (baselineRun != nil || candidateRun != nil)
+            && (baselineSweep != nil || candidateSweep != nil)
+        {
+            throw ValidationError(
+                "Give runs (--baseline-run, --candidate-run) or sweeps (--baseline-sweep, "
+                    + "--candidate-sweep) to compare, not both.")
+        }
+    }
+
     public func run() throws {
         let baselinePath = Self.databasePath(baseline)
         let candidatePath = Self.databasePath(candidate)
-        let comparison: SweepComparison
+        var sweepComparison: SweepComparison?
+        var runsIdentical: Bool?
         do throws(MeasurementError) {
-            let before = try ResultStore(path: baselinePath, access: .readOnly).sweep(baselineSweep)
-            let after = try ResultStore(path: candidatePath, access: .readOnly).sweep(
-                candidateSweep)
-            comparison = SweepComparison(baseline: before, candidate: after)
-            if let reason = comparison.incomparableReason {
-                throw MeasurementError.sweepsNotComparable(
-                    path: baselinePath, candidate: candidatePath, reason: reason)
+            let beforeStore = try ResultStore(path: baselinePath, access: .readOnly)
+            let afterStore = try ResultStore(path: candidatePath, access: .readOnly)
+            let beforeSweeps = try beforeStore.sweeps()
+            let afterSweeps = try afterStore.sweeps()
+            let noSweeps =
+                baselineSweep == nil && candidateSweep == nil && beforeSweeps.isEmpty
+                && afterSweeps.isEmpty
+            let runs = baselineRun != nil || candidateRun != nil || noSweeps
+            if runs {
+                runsIdentical = try compareRuns(beforeStore, afterStore)
+            } else {
+                let comparison = SweepComparison(
+                    baseline: try beforeStore.sweep(baselineSweep),
+                    candidate: try afterStore.sweep(candidateSweep))
+                sweepComparison = comparison
+                if let reason = comparison.incomparableReason {
+                    throw MeasurementError.sweepsNotComparable(
+                        path: baselinePath, candidate: candidatePath, reason: reason)
+                }
+                try OutputDirectory.prepare(outputDirectory)
+                try AtomicFile.write(
+                    comparison.differencesText(), to: "\(outputDirectory)/compare.csv")
+                try AtomicFile.write(
+                    comparison.runsText(), to: "\(outputDirectory)/compare_runs.csv")
             }
-            try OutputDirectory.prepare(outputDirectory)
-            try AtomicFile.write(
-                comparison.differencesText(), to: "\(outputDirectory)/compare.csv")
-            try AtomicFile.write(comparison.runsText(), to: "\(outputDirectory)/compare_runs.csv")
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(ExportCommand.exitStatus(for: error))
         }
+        if let runsIdentical {
+            if requireIdentical && !runsIdentical { throw ExitCode(1) }
+            return
+        }
+        guard let comparison = sweepComparison else { return }
         if !quiet {
             ComparisonPrinter.print(
                 comparison, baseline: baselinePath, candidate: candidatePath,
@@ -92,6 +141,74 @@ public struct CompareCommand: ParsableCommand {
             "verdict=\(comparison.isIdentical ? "identical" : "changed") runs=\(comparison.comparedRuns) differing=\(differing)"
         )
         if requireIdentical && !comparison.isIdentical { throw ExitCode(1) }
+    }
+
+    /// The run form: run `baselineRun` (or the last) of `before` against `candidateRun` (or
+    /// the last) of `after`, with their checkpoints where both directories hold them. Writes
+    /// `compare_run.csv`, prints the report and the verdict line.
+    /// - Returns: whether the runs are the same run.
+    private func compareRuns(
+        _ before: ResultStore, _ after: ResultStore
+    ) throws(MeasurementError) -> Bool {
+        let comparison = RunComparison(
+            baseline: try Self.run(baselineRun, of: before),
+            candidate: try Self.run(candidateRun, of: after))
+        if let reason = comparison.incomparableReason {
+            throw MeasurementError.runsNotComparable(
+                path: before.path, candidate: after.path, reason: reason)
+        }
+        try OutputDirectory.prepare(outputDirectory)
+        try AtomicFile.write(comparison.metricsText(), to: "\(outputDirectory)/compare_run.csv")
+        if !quiet {
+            RunComparisonPrinter.print(
+                comparison,
+                baseline: (before.path, checkpoints(baseline, comparison.baseline)),
+                candidate: (after.path, checkpoints(candidate, comparison.candidate)),
+                outputDirectory: outputDirectory)
+        }
+        print(
+            "verdict=\(comparison.isIdentical ? "identical" : "changed") runs=1 "
+                + "differing=\(comparison.isIdentical ? 0 : 1)")
+        return comparison.isIdentical
+    }
+
+    /// Run `runId` of `store`, or its last.
+    static func run(_ runId: Int64?, of store: ResultStore) throws(MeasurementError) -> StoredRun {
+        let runs = try store.runs()
+        if let runId {
+            guard let run = runs.first(where: { $0.runId == runId }) else {
+                throw .runNotFound(path: store.path, runId: runId, lastRunId: runs.last?.runId)
+            }
+            return run
+        }
+        guard let last = runs.last else {
+            throw .runNotFound(path: store.path, runId: nil, lastRunId: nil)
+        }
+        return last
+    }
+
+    /// The checkpoints of `run` in the directory `argument`, if it is one and its
+    /// `checkpoints.csv` is that run's (its last row is the run's end), else why not.
+    private func checkpoints(_ argument: String, _ run: StoredRun)
+        -> Result<[RunComparison.Checkpoint], CheckpointsMissing>
+    {
+        let path = argument + "/checkpoints.csv"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failure(CheckpointsMissing(reason: "no \(path)"))
+        }
+        guard let rows = RunComparison.Checkpoint.parse(String(decoding: data, as: UTF8.self)),
+            let last = rows.last
+        else {
+            return .failure(CheckpointsMissing(reason: "\(path) is not a checkpoints file"))
+        }
+        guard last.traceDigest == run.record.traceDigest,
+            last.events == run.record.eventsCount
+        else {
+            return .failure(
+                CheckpointsMissing(
+                    reason: "\(path) is another run's (it ends at digest \(last.traceDigest))"))
+        }
+        return .success(rows)
     }
 
     /// `path` itself, or `path/results.sqlite` when `path` is a directory.
@@ -201,5 +318,96 @@ enum ComparisonPrinter {
     /// `reset_mode=manual, backup_interval_seconds=3600, …`.
     static func title(_ labels: [SweepLabel]) -> String {
         labels.map { "\($0.column)=\($0.value)" }.joined(separator: ", ")
+    }
+}
+
+/// Why a side's checkpoints are not used.
+struct CheckpointsMissing: Error {
+    var reason: String
+}
+
+/// The console report of two runs compared: the runs, whether they are the same, the metrics
+/// that moved, and where their checkpoints part.
+enum RunComparisonPrinter {
+    static func print(
+        _ comparison: RunComparison,
+        baseline: (
+            path: String, checkpoints: Result<[RunComparison.Checkpoint], CheckpointsMissing>
+        ),
+        candidate: (
+            path: String, checkpoints: Result<[RunComparison.Checkpoint], CheckpointsMissing>
+        ),
+        outputDirectory: String
+    ) {
+        for (role, path, run) in [
+            ("baseline", baseline.path, comparison.baseline),
+            ("candidate", candidate.path, comparison.candidate),
+        ] {
+            let record = run.record
+            Swift.print(
+                "\(role): \(path) run \(run.runId): seed \(record.seed), \(record.scenarioName), \(record.eventsCount) events, commit \(record.gitCommit), digest \(record.traceDigest)"
+            )
+        }
+        if comparison.baseline.record.scenarioHash != comparison.candidate.record.scenarioHash
+            || comparison.baseline.record.optionsJSON != comparison.candidate.record.optionsJSON
+        {
+            Swift.print("note: the runs had different scenario files or options")
+        }
+        guard !comparison.isIdentical else {
+            Swift.print("the same run: equal trace digests")
+            Swift.print("Results: \(outputDirectory)/compare_run.csv")
+            return
+        }
+        let rows = comparison.metrics
+        let moved = rows.filter(\.moved)
+        Swift.print("the runs differ; metrics that moved: \(moved.count) of \(rows.count)")
+        for row in moved.prefix(ComparisonPrinter.metricsShown) {
+            let text = { (value: MetricValue?) in value.map(RunComparison.text) ?? "-" }
+            Swift.print(
+                "  \(MetricName.snakeCase(row.name)): \(text(row.baseline)) → \(text(row.candidate))"
+                    + (row.difference == nil ? "" : " (Δ \(row.differenceText))"))
+        }
+        if moved.count > ComparisonPrinter.metricsShown {
+            Swift.print(
+                "  … and \(moved.count - ComparisonPrinter.metricsShown) more (compare_run.csv)")
+        }
+        switch (baseline.checkpoints, candidate.checkpoints) {
+        case (.success(let before), .success(let after)):
+            switch RunComparison.divergence(before, after) {
+            case .none:
+                Swift.print("checkpoints: every one agrees (the runs part after the last)")
+            case .intervalsDiffer:
+                Swift.print(
+                    "checkpoints: taken at different intervals; run both with the same --checkpoints N"
+                )
+            case .at(let lastEqual, let firstDifferent):
+                let parted =
+                    "event \(firstDifferent.events) (\(simulated(firstDifferent.simulatedTimeNs)))"
+                if let lastEqual {
+                    Swift.print(
+                        "checkpoints: the runs agree up to event \(lastEqual.events) (\(simulated(lastEqual.simulatedTimeNs))) and have parted by \(parted)"
+                    )
+                } else {
+                    Swift.print("checkpoints: the runs differ already at the first, \(parted)")
+                }
+                Swift.print(
+                    "  replay both with a smaller --checkpoints interval, or with --log-level, over that stretch"
+                )
+            }
+        case (.failure(let missing), _), (_, .failure(let missing)):
+            Swift.print(
+                "checkpoints: not compared (\(missing.reason)); run both with --checkpoints N into their directories"
+            )
+        }
+        Swift.print("Results: \(outputDirectory)/compare_run.csv")
+    }
+
+    /// Simulated nanoseconds as `1h02m03.500s`.
+    static func simulated(_ nanoseconds: UInt64) -> String {
+        let milliseconds = nanoseconds / 1_000_000
+        let seconds = milliseconds / 1000
+        return String(
+            format: "%dh%02dm%02d.%03ds", seconds / 3600, seconds / 60 % 60, seconds % 60,
+            milliseconds % 1000)
     }
 }

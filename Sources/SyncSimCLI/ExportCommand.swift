@@ -106,7 +106,8 @@ public struct ExportCommand: ParsableCommand {
     public static func exitStatus(for error: MeasurementError) -> Int32 {
         switch error {
         case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase,
-            .sweepNotFound, .sweepsNotComparable, .shardsNotCombinable:
+            .sweepNotFound, .sweepsNotComparable, .shardsNotCombinable, .runNotFound,
+            .runsNotComparable:
             65
         case .databaseNotFound: 66
         case .outputNotWritable: 73

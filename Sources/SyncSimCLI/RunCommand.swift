@@ -167,15 +167,13 @@ public struct RunCommand: ParsableCommand {
         }
     }
 
-    /// `checkpoints.csv`: `events`, `simulated_time_ns`, `trace_digest`, one row per checkpoint.
+    /// `checkpoints.csv` (`RunComparison.Checkpoint.text`, which `compare` reads back).
     static func checkpointsText(_ checkpoints: [TraceCheckpoint]) -> String {
-        var text = CSV.line(["events", "simulated_time_ns", "trace_digest"])
-        for checkpoint in checkpoints {
-            text += CSV.line([
-                String(checkpoint.events), String(checkpoint.timeNs), checkpoint.digest,
-            ])
-        }
-        return text
+        RunComparison.Checkpoint.text(
+            checkpoints.map {
+                RunComparison.Checkpoint(
+                    events: $0.events, simulatedTimeNs: $0.timeNs, traceDigest: $0.digest)
+            })
     }
 
     func reproduceLine(seed: UInt64) -> String {

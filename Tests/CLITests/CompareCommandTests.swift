@@ -78,4 +78,56 @@ import Testing
         #expect(syncsimStatus(["compare", sweep]) == 64)
         #expect(!FileManager.default.fileExists(atPath: out))
     }
+
+    /// Two `syncsim run` results: the same seed twice is the same run; a restore at 1 h parts
+    /// the runs between the checkpoints around it; runs of other seeds are refused.
+    @Test func runsAreComparedWhenNeitherDatabaseHoldsASweep() throws {
+        let run = ["run", "--clients", "6", "--duration", "2h", "--checkpoints", "200", "--quiet"]
+        let (plain, again, restored, otherSeed, out) = (
+            try directories.make(), try directories.make(), try directories.make(),
+            try directories.make(), try directories.make()
+        )
+        #expect(syncsimStatus(run + ["--out", plain]) == 0)
+        #expect(syncsimStatus(run + ["--out", again]) == 0)
+        let restore = #"[{"kind":"restoreFromBackup","atSeconds":3600}]"#
+        #expect(syncsimStatus(run + ["--set", "faults=\(restore)", "--out", restored]) == 0)
+        #expect(syncsimStatus(run + ["--seed", "2", "--out", otherSeed]) == 0)
+
+        #expect(syncsimStatus(["compare", plain, again, "--require-identical", "--out", out]) == 0)
+        let unmoved = try #require(csvColumn("difference", in: out + "/compare_run.csv"))
+        #expect(unmoved.count > 40 && unmoved.allSatisfy { $0 == "0" || $0 == "0.000000" })
+
+        #expect(
+            syncsimStatus(["compare", plain, restored, "--require-identical", "--out", out]) == 1)
+        let metric = try #require(csvColumn("metric", in: out + "/compare_run.csv"))
+        let difference = try #require(csvColumn("difference", in: out + "/compare_run.csv"))
+        let resets = try #require(metric.firstIndex(of: "resets_recovered"))
+        #expect(Int(difference[resets])! > 0)
+        // The checkpoints agree before the restore (3,600 s) and not after it.
+        let checkpoints = { (directory: String) throws -> [RunComparison.Checkpoint] in
+            let bytes = try #require(fileBytes(directory + "/checkpoints.csv"))
+            return try #require(
+                RunComparison.Checkpoint.parse(String(decoding: bytes, as: UTF8.self)))
+        }
+        let (before, after) = (try checkpoints(plain), try checkpoints(restored))
+        guard case .at(let lastEqual?, let parted) = RunComparison.divergence(before, after) else {
+            Issue.record("the checkpoints do not part after an agreeing stretch")
+            return
+        }
+        #expect(lastEqual.simulatedTimeNs <= 3_600_000_000_000)
+        #expect(parted.simulatedTimeNs >= 3_600_000_000_000)
+
+        // Refused: other seeds (314), a run that is not there (313), runs and sweeps at once.
+        let refused = try directories.make() + "/refused"
+        #expect(syncsimStatus(["compare", plain, otherSeed, "--out", refused]) == 65)
+        #expect(
+            syncsimStatus(["compare", plain, again, "--baseline-run", "9", "--out", refused])
+                == 65)
+        #expect(!FileManager.default.fileExists(atPath: refused))
+        #expect(
+            syncsimStatus([
+                "compare", plain, again, "--baseline-run", "1",
+                "--candidate-sweep", "1",
+            ]) == 64)
+    }
 }

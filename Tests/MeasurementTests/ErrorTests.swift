@@ -149,8 +149,10 @@ import Testing
             .sweepNotFound(path: "p", sweepId: nil, available: []),
             .sweepsNotComparable(path: "p", candidate: "q", reason: "r"),
             .shardsNotCombinable(path: "p", reason: "r"),
+            .runNotFound(path: "p", runId: 3, lastRunId: 2),
+            .runsNotComparable(path: "p", candidate: "q", reason: "r"),
         ]
-        #expect(errors.map(\.code) == Array(301...312))
+        #expect(errors.map(\.code) == Array(301...314))
         for error in errors {
             #expect(error.path == "p")
             #expect(error.description.hasPrefix("error \(error.code): "))
