@@ -49,6 +49,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 314: two runs of different seeds, which `syncsim compare` does not hold against each
     /// other (`path` is the baseline's database).
     case runsNotComparable(path: String, candidate: String, reason: String)
+    /// 315: `export --format svg --metric NAME` names a metric that the sweep's runs do not
+    /// have; `available` lists theirs (snake_case).
+    case metricNotFound(path: String, metric: String, available: [String])
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -67,6 +70,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .shardsNotCombinable: 312
         case .runNotFound: 313
         case .runsNotComparable: 314
+        case .metricNotFound: 315
         }
     }
 
@@ -79,7 +83,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .outputNotWritable(let path, _, _), .outputWriteFailed(let path, _),
             .foreignDatabase(let path), .sweepNotFound(let path, _, _),
             .sweepsNotComparable(let path, _, _), .shardsNotCombinable(let path, _),
-            .runNotFound(let path, _, _), .runsNotComparable(let path, _, _):
+            .runNotFound(let path, _, _), .runsNotComparable(let path, _, _),
+            .metricNotFound(let path, _, _):
             path
         }
     }
@@ -164,6 +169,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             "The runs of \(path) and \(candidate) cannot be compared: \(reason). Run the "
                 + "baseline's seed with the candidate build (`syncsim run --seed N`), or choose "
                 + "other runs with --baseline-run and --candidate-run."
+        case .metricNotFound(let path, let metric, let available):
+            "The sweep in \(path) has no metric '\(metric)'. Give one of its metrics to "
+                + "--metric, as sweep.csv names them: " + available.joined(separator: ", ") + "."
         }
     }
 

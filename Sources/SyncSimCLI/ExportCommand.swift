@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import Measurement
 
-/// `syncsim export`: writes one table of a results database as CSV.
+/// `syncsim export`: writes one table of a results database as CSV, or one metric of a sweep
+/// as an SVG chart.
 ///
 /// The command only parses its arguments and calls `Measurement`. Failures print the
 /// `MeasurementError` (code, path, remedy) to standard error and exit with a sysexits status:
@@ -11,18 +12,21 @@ import Measurement
 public struct ExportCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a table of a results database as CSV.",
+        abstract: "Write a table of a results database as CSV, or a sweep's metric as SVG.",
         discussion: """
             The runs and clients tables hold deterministic figures only: the same seed and \
             scenario give byte-identical rows. Wall-clock figures are in the timings table alone. \
             CSV follows RFC 4180 (CRLF line ends, one header row); docs/results.md lists every \
-            column and its unit.
+            column and its unit. With --format svg, --table sweep or sweep_paired and --metric \
+            NAME, writes a chart of that metric instead: every seed's value per variant (or its \
+            difference from variant 0), with the mean and its 95 % confidence interval, the \
+            numbers of sweep.csv and sweep_paired.csv.
             """
     )
 
-    /// Output formats. Only CSV for now.
+    /// Output formats: CSV for any table, SVG for one metric of a sweep table.
     public enum Format: String, ExpressibleByArgument, CaseIterable, Sendable {
-        case csv
+        case csv, svg
     }
 
     /// The tables of a results database that can be exported.
@@ -64,12 +68,27 @@ public struct ExportCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "With --format svg: the metric to draw, as sweep.csv names it (snake_case).",
+            valueName: "name"))
+    public var metric: String?
+
+    @Option(
+        help: ArgumentHelp(
             "Write to this file, atomically, instead of standard output.", valueName: "path"))
     public var output: String?
 
     public init() {}
 
     public func validate() throws {
+        if format == .svg && (table != .sweep && table != .sweepPaired || metric == nil) {
+            throw ValidationError(
+                "--format svg draws one metric of a sweep: give --table sweep or sweep_paired and --metric NAME (a column of sweep.csv's metric rows, e.g. writes_lost_to_restore)."
+            )
+        }
+        if metric != nil && format != .svg {
+            throw ValidationError(
+                "--metric applies to --format svg only; add it, or drop --metric.")
+        }
         if let sweep, table != .sweep && table != .sweepPaired {
             throw ValidationError(
                 "--sweep \(sweep) applies to --table sweep or sweep_paired only; drop it, or choose one of those tables."
@@ -79,7 +98,13 @@ public struct ExportCommand: ParsableCommand {
 
     public func run() throws {
         do throws(MeasurementError) {
-            let text = try Self.csvText(database: database, table: table, sweep: sweep)
+            let text: String
+            if let metric {
+                text = try Self.svgText(
+                    database: database, table: table, sweep: sweep, metric: metric)
+            } else {
+                text = try Self.csvText(database: database, table: table, sweep: sweep)
+            }
             if let output {
                 try AtomicFile.write(text, to: output)
             } else {
@@ -101,13 +126,33 @@ public struct ExportCommand: ParsableCommand {
         return try store.csv(table.sweepTable!, sweepId: sweep)
     }
 
+    /// The SVG chart (`SweepPlot`) of `metric` (snake_case) in sweep `sweep` (nil: the last) of
+    /// the database at `database`: per variant with `table` sweep, paired with sweep_paired.
+    public static func svgText(
+        database: String, table: Table, sweep: Int64?, metric: String
+    ) throws(MeasurementError) -> String {
+        let store = try ResultStore(path: database, access: .readOnly)
+        let (stored, variants) = try store.sweep(sweep)
+        let names = SweepCSV.metricNames(variants)
+        guard let name = names.first(where: { MetricName.snakeCase($0) == metric }) else {
+            throw .metricNotFound(
+                path: database, metric: metric, available: names.map(MetricName.snakeCase))
+        }
+        let record = stored.record
+        let title =
+            "\(record.scenarioName): sweep \(stored.sweepId), "
+            + "\(record.variantLabels.count) variants × \(SweepComparison.range(record.seeds)), "
+            + "commit \(record.gitCommit)"
+        return SweepPlot.svg(variants, metric: name, paired: table == .sweepPaired, title: title)
+    }
+
     /// The sysexits status for `error`: 65 `EX_DATAERR`, 66 `EX_NOINPUT`, 73 `EX_CANTCREAT`,
     /// 74 `EX_IOERR`.
     public static func exitStatus(for error: MeasurementError) -> Int32 {
         switch error {
         case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase,
             .sweepNotFound, .sweepsNotComparable, .shardsNotCombinable, .runNotFound,
-            .runsNotComparable:
+            .runsNotComparable, .metricNotFound:
             65
         case .databaseNotFound: 66
         case .outputNotWritable: 73

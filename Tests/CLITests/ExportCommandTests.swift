@@ -50,17 +50,20 @@ import Testing
     @Test func helpIsVerbatim() {
         let help = SyncSimCommand.helpMessage(for: ExportCommand.self, columns: 100)
         #expect(help == """
-            OVERVIEW: Write a table of a results database as CSV.
+            OVERVIEW: Write a table of a results database as CSV, or a sweep's metric as SVG.
 
             The runs and clients tables hold deterministic figures only: the same seed and scenario give
             byte-identical rows. Wall-clock figures are in the timings table alone. CSV follows RFC 4180 (CRLF
-            line ends, one header row); docs/results.md lists every column and its unit.
+            line ends, one header row); docs/results.md lists every column and its unit. With --format svg,
+            --table sweep or sweep_paired and --metric NAME, writes a chart of that metric instead: every
+            seed's value per variant (or its difference from variant 0), with the mean and its 95 % confidence
+            interval, the numbers of sweep.csv and sweep_paired.csv.
 
-            USAGE: syncsim export --database <path> [--format <format>] [--table <table>] [--sweep <id>] [--output <path>]
+            USAGE: syncsim export --database <path> [--format <format>] [--table <table>] [--sweep <id>] [--metric <name>] [--output <path>]
 
             OPTIONS:
               --database <path>       The results database written by `syncsim run` or `syncsim sweep`.
-              --format <format>       The output format. (values: csv; default: csv)
+              --format <format>       The output format. (values: csv, svg; default: csv)
               --table <table>         The table to write: runs (one row per run), clients (one row per client
                                       of a run), timings (wall-clock figures, not deterministic), sweep or
                                       sweep_paired (the statistics of one sweep, as its sweep.csv and
@@ -68,6 +71,7 @@ import Testing
                                       timings, sweep, sweep_paired, sweeps; default: runs)
               --sweep <id>            With --table sweep or sweep_paired: the sweep (its sweep_id). Default:
                                       the last one.
+              --metric <name>         With --format svg: the metric to draw, as sweep.csv names it (snake_case).
               --output <path>         Write to this file, atomically, instead of standard output.
               -h, --help              Show help information.
 

@@ -151,8 +151,9 @@ import Testing
             .shardsNotCombinable(path: "p", reason: "r"),
             .runNotFound(path: "p", runId: 3, lastRunId: 2),
             .runsNotComparable(path: "p", candidate: "q", reason: "r"),
+            .metricNotFound(path: "p", metric: "m", available: ["a"]),
         ]
-        #expect(errors.map(\.code) == Array(301...314))
+        #expect(errors.map(\.code) == Array(301...315))
         for error in errors {
             #expect(error.path == "p")
             #expect(error.description.hasPrefix("error \(error.code): "))

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+@testable import Measurement
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// `SweepPlot` on made-up sweeps: escaping, round axes, and the charts with nothing to draw.
+@Suite struct SweepPlotTests {
+    /// Whether `svg` is well-formed XML.
+    static func wellFormed(_ svg: String) -> Bool { XMLParser(data: Data(svg.utf8)).parse() }
+
+    @Test func labelsAreEscapedAndAxesRound() {
+        var run = sampleRun(seed: 1)
+        run.metrics = [.integer("writesMade", 12_345)]
+        var other = sampleRun(seed: 2)
+        other.metrics = [.integer("writesMade", 23_456)]
+        let variants = [
+            SweepVariant(
+                labels: [SweepLabel(column: "note", value: "a<b & \"c\"")], runs: [run, other])
+        ]
+        let svg = SweepPlot.svg(variants, metric: "writesMade", paired: false, title: "t & u")
+        #expect(Self.wellFormed(svg))
+        #expect(svg.contains("a&lt;b &amp; \"c\"") && svg.contains("t &amp; u"))
+        // Two seeds: the 95 % interval (t with one degree of freedom) spans about ±70,600
+        // around the mean, so the axis steps by 50,000; the mean takes one decimal more.
+        #expect(svg.contains(">50,000<") && svg.contains(">-50,000<"))
+        let summary = Summary.of([12_345.0, 23_456.0])
+        let bound = { (value: Double) in
+            SweepPlot.Scale.groupThousands(String(format: "%.1f", value))
+        }
+        #expect(
+            svg.contains(
+                "mean 17,900.5 [\(bound(summary.confidenceLow95)), "
+                    + "\(bound(summary.confidenceHigh95))], n = 2"))
+        #expect(summary.confidenceLow95 < -50_000 && summary.confidenceHigh95 > 50_000)
+        let one = SweepPlot.svg(variants, metric: "writesMade", paired: true, title: "t")
+        #expect(one.contains("one variant: nothing to pair"))
+        #expect(SweepPlot.Scale.groupThousands("-1234567.50") == "-1,234,567.50")
+        #expect(SweepPlot.Scale.groupThousands("-0.00") == "0.00")
+        let scale = SweepPlot.Scale(values: [0.013, 0.087], from: 0, to: 100)
+        #expect(scale.ticks.allSatisfy { ($0 / scale.step).rounded() * scale.step == $0 })
+        #expect(scale.ticks.count >= 3 && scale.ticks.count <= 11)
+    }
+}
