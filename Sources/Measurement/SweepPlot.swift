@@ -101,10 +101,13 @@ public enum SweepPlot {
                 ##"<text x="12" y="\##(number(center - 3))"><title>\##(escape(row.title))</title>\##(escape(shortened(row.title, to: titleCharacters)))</text>"##
             )
             if let summary = row.summary {
+                // One seed has no interval (sweep.csv gives it a width of 0).
+                let interval =
+                    summary.count >= 2
+                    ? " [\(scale.label(summary.confidenceLow95, extra: 1)), "
+                        + "\(scale.label(summary.confidenceHigh95, extra: 1))]" : ""
                 let text =
-                    "mean \(scale.label(summary.mean, extra: 1)) "
-                    + "[\(scale.label(summary.confidenceLow95, extra: 1)), "
-                    + "\(scale.label(summary.confidenceHigh95, extra: 1))], n = \(summary.count)"
+                    "mean \(scale.label(summary.mean, extra: 1))\(interval), n = \(summary.count)"
                 svg.append(
                     ##"<text x="12" y="\##(number(center + 12))" fill="#555" font-size="11">\##(escape(text))</text>"##
                 )
@@ -116,23 +119,24 @@ public enum SweepPlot {
                     ##"<circle cx="\##(number(scale.x(value)))" cy="\##(number(y))" r="2.5" fill="#3b6ea8" fill-opacity="0.45"/>"##
                 )
             }
-            guard let summary = row.summary, summary.confidenceHalfWidth95.isFinite else {
-                continue
-            }
-            let (low, high) = (
-                number(scale.x(summary.confidenceLow95)), number(scale.x(summary.confidenceHigh95))
-            )
+            guard let summary = row.summary else { continue }
             let y = number(center)
-            let (capTop, capBottom) = (number(center - 8), number(center + 8))
-            svg.append(
-                ##"<line x1="\##(low)" y1="\##(y)" x2="\##(high)" y2="\##(y)" stroke="#b22" stroke-width="2"/>"##
-            )
-            svg.append(
-                ##"<line x1="\##(low)" y1="\##(capTop)" x2="\##(low)" y2="\##(capBottom)" stroke="#b22" stroke-width="2"/>"##
-            )
-            svg.append(
-                ##"<line x1="\##(high)" y1="\##(capTop)" x2="\##(high)" y2="\##(capBottom)" stroke="#b22" stroke-width="2"/>"##
-            )
+            if summary.count >= 2 {  // one seed has no interval
+                let (low, high) = (
+                    number(scale.x(summary.confidenceLow95)),
+                    number(scale.x(summary.confidenceHigh95))
+                )
+                let (capTop, capBottom) = (number(center - 8), number(center + 8))
+                svg.append(
+                    ##"<line x1="\##(low)" y1="\##(y)" x2="\##(high)" y2="\##(y)" stroke="#b22" stroke-width="2"/>"##
+                )
+                svg.append(
+                    ##"<line x1="\##(low)" y1="\##(capTop)" x2="\##(low)" y2="\##(capBottom)" stroke="#b22" stroke-width="2"/>"##
+                )
+                svg.append(
+                    ##"<line x1="\##(high)" y1="\##(capTop)" x2="\##(high)" y2="\##(capBottom)" stroke="#b22" stroke-width="2"/>"##
+                )
+            }
             let mean = scale.x(summary.mean)
             svg.append(
                 ##"<rect x="\##(number(mean - 4))" y="\##(number(center - 4))" width="8" height="8" fill="#b22" transform="rotate(45 \##(number(mean)) \##(y))"/>"##

@@ -179,6 +179,11 @@ struct CombinedSweep {
             var byId = [Int64: RunRecord]()
             for stored in input.runs { byId[stored.runId] = stored.record }
             let perVariant = expected.count
+            guard input.sweep.runIds.count == variants * perVariant else {
+                throw fail(
+                    "the sweep of \(input.path) holds \(input.sweep.runIds.count) runs, not "
+                        + "\(variants) variants × \(perVariant) seeds")
+            }
             for (offset, runId) in input.sweep.runIds.enumerated() {
                 guard let run = byId[runId] else {
                     throw fail("\(input.path) lost run \(runId) of its sweep")

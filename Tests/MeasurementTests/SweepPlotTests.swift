@@ -36,6 +36,9 @@ import Testing
                 "mean 17,900.5 [\(bound(summary.confidenceLow95)), "
                     + "\(bound(summary.confidenceHigh95))], n = 2"))
         #expect(summary.confidenceLow95 < -50_000 && summary.confidenceHigh95 > 50_000)
+        let single = [SweepVariant(labels: variants[0].labels, runs: [run])]
+        let oneSeed = SweepPlot.svg(single, metric: "writesMade", paired: false, title: "t")
+        #expect(oneSeed.contains("mean 12,345.0, n = 1") && !oneSeed.contains("nan"))
         let one = SweepPlot.svg(variants, metric: "writesMade", paired: true, title: "t")
         #expect(one.contains("one variant: nothing to pair"))
         #expect(SweepPlot.Scale.groupThousands("-1234567.50") == "-1,234,567.50")
