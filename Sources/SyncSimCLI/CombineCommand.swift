@@ -192,6 +192,13 @@ struct CombinedSweep {
             }
         }
         runs = byVariant.flatMap { $0 }
+        // One commit built by two toolchains is two builds: their runs may differ.
+        if let toolchain = runs.first?.toolchain,
+            let other = runs.first(where: { $0.toolchain != toolchain })
+        {
+            throw fail(
+                "its runs were built by two toolchains (\(toolchain) and \(other.toolchain))")
+        }
         var digest = TraceDigest()
         for run in runs {
             guard let value = UInt64(run.traceDigest, radix: 16) else {

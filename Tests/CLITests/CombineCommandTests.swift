@@ -88,6 +88,21 @@ import Testing
             ]) == 66)
     }
 
+    @Test func runsOfTwoToolchainsAreNotOneSweep() throws {
+        var inputs = try shards(2).map { directory in
+            let path = directory + "/results.sqlite"
+            let store = try ResultStore(path: path, access: .readOnly)
+            return ShardInput(path: path, sweep: try store.sweep(nil).0, runs: try store.runs())
+        }
+        #expect(throws: Never.self) { _ = try CombinedSweep(inputs) }
+        inputs[1].runs[0].record.toolchain = "Swift 9.9"
+        #expect {
+            _ = try CombinedSweep(inputs)
+        } throws: { error in
+            "\(error)".contains("two toolchains") && "\(error)".hasPrefix("error 312")
+        }
+    }
+
     @Test func badShardsAreUsageErrors() throws {
         for shard in ["0/3", "4/3", "3", "a/b", "1/0", "1/3/4"] {
             #expect(
