@@ -132,7 +132,7 @@ public struct RunComparison: Sendable {
     /// Where two runs' checkpoints part.
     public enum Divergence: Sendable, Equatable {
         /// Every checkpoint agrees.
-        case none
+        case allAgree
         /// The runs agree at `lastEqual` (nil: not even at the first checkpoint) and differ at
         /// `firstDifferent` (the baseline's checkpoint there, or the candidate's where the
         /// baseline had ended).
@@ -161,6 +161,6 @@ public struct RunComparison: Sendable {
             let longer = baseline.count > candidate.count ? baseline : candidate
             return .at(lastEqual: last, firstDifferent: longer[common])
         }
-        return .none
+        return .allAgree
     }
 }

@@ -134,7 +134,7 @@ public struct CompareCommand: ParsableCommand {
         if !quiet {
             ComparisonPrinter.print(
                 comparison, baseline: baselinePath, candidate: candidatePath,
-                outputDirectory: outputDirectory)
+                checkpointDirectories: (baseline, candidate), outputDirectory: outputDirectory)
         }
         let differing = comparison.differingRuns.count
         print(
@@ -231,9 +231,11 @@ enum ComparisonPrinter {
     /// At most this many metrics' differences are shown (all are in `compare.csv`).
     static let metricsShown = 12
 
+    /// `checkpointDirectories`: the arguments as given; where both are directories of sweeps
+    /// run with `--checkpoints`, each listed differing run says where its pair parts.
     static func print(
         _ comparison: SweepComparison, baseline: String, candidate: String,
-        outputDirectory: String
+        checkpointDirectories: (baseline: String, candidate: String), outputDirectory: String
     ) {
         for (role, path, sweep) in [
             ("baseline", baseline, comparison.baseline),
@@ -270,9 +272,16 @@ enum ComparisonPrinter {
         )
         for pair in differing.prefix(runsListed) {
             let entry = matched[pair.matched]
+            let seed = entry.seeds[pair.seedOrdinal]
             Swift.print(
-                "  differs: \(title(entry.labels)), seed \(entry.seeds[pair.seedOrdinal]): baseline run \(entry.baselineRunIds[pair.seedOrdinal]) \(entry.baseline[pair.seedOrdinal].traceDigest), candidate run \(entry.candidateRunIds[pair.seedOrdinal]) \(entry.candidate[pair.seedOrdinal].traceDigest)"
+                "  differs: \(title(entry.labels)), seed \(seed): baseline run \(entry.baselineRunIds[pair.seedOrdinal]) \(entry.baseline[pair.seedOrdinal].traceDigest), candidate run \(entry.candidateRunIds[pair.seedOrdinal]) \(entry.candidate[pair.seedOrdinal].traceDigest)"
             )
+            if let parting = Self.parting(
+                checkpointDirectories, variants: (entry.baselineVariant, entry.candidateVariant),
+                seed: seed)
+            {
+                Swift.print("    checkpoints: " + RunComparisonPrinter.describe(parting))
+            }
         }
         if differing.count > runsListed {
             Swift.print("  … and \(differing.count - runsListed) more (compare_runs.csv)")
@@ -318,6 +327,26 @@ enum ComparisonPrinter {
     /// `reset_mode=manual, backup_interval_seconds=3600, …`.
     static func title(_ labels: [SweepLabel]) -> String {
         labels.map { "\($0.column)=\($0.value)" }.joined(separator: ", ")
+    }
+}
+
+extension ComparisonPrinter {
+    /// Where the runs of `seed` in the baseline's variant and the candidate's part, from the
+    /// checkpoint files of both sweeps' directories (`sweep --checkpoints`); nil when either
+    /// file is missing or unreadable.
+    static func parting(
+        _ directories: (baseline: String, candidate: String), variants: (Int, Int), seed: UInt64
+    ) -> RunComparison.Divergence? {
+        let read = { (directory: String, variant: Int) -> [RunComparison.Checkpoint]? in
+            let path = directory + "/" + SweepCommand.checkpointsFile(variant: variant, seed: seed)
+            return FileManager.default.contents(atPath: path).flatMap {
+                RunComparison.Checkpoint.parse(String(decoding: $0, as: UTF8.self))
+            }
+        }
+        guard let before = read(directories.baseline, variants.0),
+            let after = read(directories.candidate, variants.1)
+        else { return nil }
+        return RunComparison.divergence(before, after)
     }
 }
 
@@ -373,33 +402,33 @@ enum RunComparisonPrinter {
         }
         switch (baseline.checkpoints, candidate.checkpoints) {
         case (.success(let before), .success(let after)):
-            switch RunComparison.divergence(before, after) {
-            case .none:
-                Swift.print("checkpoints: every one agrees (the runs part after the last)")
-            case .intervalsDiffer:
-                Swift.print(
-                    "checkpoints: taken at different intervals; run both with the same --checkpoints N"
-                )
-            case .at(let lastEqual, let firstDifferent):
-                let parted =
-                    "event \(firstDifferent.events) (\(simulated(firstDifferent.simulatedTimeNs)))"
-                if let lastEqual {
-                    Swift.print(
-                        "checkpoints: the runs agree up to event \(lastEqual.events) (\(simulated(lastEqual.simulatedTimeNs))) and have parted by \(parted)"
-                    )
-                } else {
-                    Swift.print("checkpoints: the runs differ already at the first, \(parted)")
-                }
-                Swift.print(
-                    "  replay both with a smaller --checkpoints interval, or with --log-level, over that stretch"
-                )
-            }
+            Swift.print("checkpoints: " + describe(RunComparison.divergence(before, after)))
         case (.failure(let missing), _), (_, .failure(let missing)):
             Swift.print(
                 "checkpoints: not compared (\(missing.reason)); run both with --checkpoints N into their directories"
             )
         }
         Swift.print("Results: \(outputDirectory)/compare_run.csv")
+    }
+
+    /// Where two runs' checkpoints part, as a sentence after "checkpoints: ".
+    static func describe(_ divergence: RunComparison.Divergence) -> String {
+        switch divergence {
+        case .allAgree:
+            return "every one agrees (the runs part after the last)"
+        case .intervalsDiffer:
+            return "taken at different intervals; run both with the same --checkpoints N"
+        case .at(let lastEqual, let firstDifferent):
+            let parted =
+                "event \(firstDifferent.events) (\(simulated(firstDifferent.simulatedTimeNs)))"
+            let agreed = lastEqual.map {
+                "the runs agree up to event \($0.events) (\(simulated($0.simulatedTimeNs))) and "
+                    + "have parted by \(parted)"
+            }
+            return (agreed ?? "the runs differ already at the first, \(parted)")
+                + "; replay both with a smaller --checkpoints interval, or with --log-level, over "
+                + "that stretch"
+        }
     }
 
     /// Simulated nanoseconds as `1h02m03.500s`.

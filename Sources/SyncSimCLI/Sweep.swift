@@ -219,9 +219,11 @@ struct SweepPlan {
     }
 }
 
-/// A finished job: its result and how long it took (wall clock, outside the result).
+/// A finished job: its result, its trace checkpoints (with `--checkpoints`) and how long it
+/// took (wall clock, outside the result).
 struct SweepOutcome: Sendable {
     var result: RunResult
+    var checkpoints: [TraceCheckpoint] = []
     var wall: Duration
 }
 
@@ -234,8 +236,10 @@ enum SweepRunner {
     /// Every job's outcome, in job order. `finished(index, done, outcome)` is called on the
     /// worker thread as each job ends, in whatever order they end, with the number of jobs done
     /// so far (for progress only).
+    /// With `checkpointInterval` N > 0, each world takes a checkpoint every N events and at
+    /// the end (`World.checkpointInterval`), which changes no run.
     static func run(
-        _ jobs: [SweepPlan.Job], threads: Int,
+        _ jobs: [SweepPlan.Job], threads: Int, checkpointInterval: UInt64 = 0,
         finished: @escaping @Sendable (Int, Int, SweepOutcome) -> Void = { _, _, _ in }
     ) -> [SweepOutcome] {
         precondition(threads >= 1, "a sweep needs at least one thread")
@@ -249,8 +253,12 @@ enum SweepRunner {
                     guard index < jobs.count else { break }
                     let job = jobs[index]
                     let started = ContinuousClock.now
-                    let result = World(scenario: job.scenario, seed: job.seed).run()
-                    let outcome = SweepOutcome(result: result, wall: ContinuousClock.now - started)
+                    let world = World(scenario: job.scenario, seed: job.seed)
+                    world.checkpointInterval = checkpointInterval
+                    let result = world.run()
+                    let outcome = SweepOutcome(
+                        result: result, checkpoints: world.checkpoints,
+                        wall: ContinuousClock.now - started)
                     shared.outcomes.withLock { $0[index] = outcome }
                     finished(index, shared.done.add(1, ordering: .relaxed).newValue, outcome)
                 }

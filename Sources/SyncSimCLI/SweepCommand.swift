@@ -79,6 +79,15 @@ public struct SweepCommand: ParsableCommand {
                 """, valueName: "I/N"))
     public var shard: String?
 
+    @Option(
+        name: .customLong("checkpoints"),
+        help: ArgumentHelp(
+            """
+            Write DIR/checkpoints/variant-V-seed-S.csv for every run: its trace digest after \
+            every N events and at the end, as `run --checkpoints N` writes it.
+            """, valueName: "N"))
+    public var checkpointInterval: UInt64?
+
     @Option(help: "Worlds run at once (1 ... 256). Default: the number of cores.")
     public var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
@@ -131,6 +140,11 @@ public struct SweepCommand: ParsableCommand {
         if let shard, SweepShard(shard) == nil {
             throw ValidationError(
                 "--shard '\(shard)' is not I/N with 1 <= I <= N; e.g. --shard 2/4 for the second of four shards."
+            )
+        }
+        if checkpointInterval == 0 {
+            throw ValidationError(
+                "--checkpoints 0 takes no checkpoint; give a number of events between checkpoints, e.g. 10000."
             )
         }
         if !(1...256).contains(jobs) {
@@ -188,7 +202,9 @@ public struct SweepCommand: ParsableCommand {
         let quiet = self.quiet
         let titles = variants.map(plan.title)
         let total = jobs.count
-        let outcomes = SweepRunner.run(jobs, threads: self.jobs) { index, done, outcome in
+        let outcomes = SweepRunner.run(
+            jobs, threads: self.jobs, checkpointInterval: checkpointInterval ?? 0
+        ) { index, done, outcome in
             guard !quiet else { return }
             let job = jobs[index]
             let verdict = outcome.result.passed ? "passed" : "FAILED"
@@ -222,10 +238,21 @@ public struct SweepCommand: ParsableCommand {
         try CommandSupport.writeResults(outputDirectory, store: store) {
             () throws(MeasurementError) in
             let sweepId = try store.insert(sweep: sweepRecord, runs: records)
-            return [
+            var files = [
                 ("sweep.csv", try store.csv(.sweep, sweepId: sweepId)),
                 ("sweep_paired.csv", try store.csv(.sweepPaired, sweepId: sweepId)),
             ]
+            if checkpointInterval != nil {
+                try OutputDirectory.prepare("\(outputDirectory)/checkpoints")
+                for (job, outcome) in zip(jobs, outcomes) {
+                    files.append(
+                        (
+                            Self.checkpointsFile(variant: job.variant, seed: job.seed),
+                            RunCommand.checkpointsText(outcome.checkpoints)
+                        ))
+                }
+            }
+            return files
         }
 
         if !quiet {
@@ -268,6 +295,11 @@ public struct SweepCommand: ParsableCommand {
             seed: job.seed, clients: size.clients, duration: size.duration,
             resetMode: variant.resetMode, backupInterval: variant.backupInterval,
             set: all.isEmpty ? nil : all)
+    }
+
+    /// The checkpoints file of one run of a sweep, relative to its results directory.
+    static func checkpointsFile(variant: Int, seed: UInt64) -> String {
+        "checkpoints/variant-\(variant)-seed-\(seed).csv"
     }
 
     /// The `syncsim run` line that replays one run of the sweep bit for bit.

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+@testable import Measurement
+@testable import SyncSimCLI
+
+/// `sweep --checkpoints N`: a checkpoint file per run, the one `run --checkpoints N` writes for
+/// the same run, and no run changed by it; `compare` reads them to say where a pair parts.
+@Suite(.serialized) final class SweepCheckpointTests {
+    static let sweep = [
+        "sweep", "--seeds", "2", "--clients", "6", "--duration", "2h", "--backup-intervals",
+        "0,1h", "--quiet",
+    ]
+    private let directories = TemporaryDirectories()
+
+    @Test func everyRunHasTheCheckpointsItsRunWouldWrite() throws {
+        let (plain, checked, single) = (
+            try directories.make(), try directories.make(), try directories.make()
+        )
+        #expect(syncsimStatus(Self.sweep + ["--out", plain]) == 0)
+        #expect(syncsimStatus(Self.sweep + ["--checkpoints", "300", "--out", checked]) == 0)
+        // Checkpoints change no run.
+        for file in ["runs.csv", "clients.csv", "sweep.csv"] {
+            #expect(fileBytes("\(plain)/\(file)") == fileBytes("\(checked)/\(file)"), "\(file)")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: checked + "/checkpoints")
+        #expect(
+            files.sorted() == [
+                "variant-0-seed-1.csv", "variant-0-seed-2.csv", "variant-1-seed-1.csv",
+                "variant-1-seed-2.csv",
+            ])
+        // Variant 1 (backups hourly), seed 2, as `run` makes it.
+        #expect(
+            syncsimStatus([
+                "run", "--seed", "2", "--clients", "6", "--duration", "2h", "--backup-interval",
+                "1h", "--checkpoints", "300", "--quiet", "--out", single,
+            ]) == 0)
+        let fromRun = try #require(fileBytes(single + "/checkpoints.csv"))
+        #expect(fileBytes(checked + "/checkpoints/variant-1-seed-2.csv") == fromRun)
+        #expect(syncsimStatus(Self.sweep + ["--checkpoints", "0", "--out", single]) == 64)
+
+        // A lossier sweep with checkpoints: each differing pair's files say where it parts.
+        let lossy = try directories.make()
+        #expect(
+            syncsimStatus(
+                Self.sweep + [
+                    "--checkpoints", "300", "--set", "network.lossPerMillion=20000", "--out",
+                    lossy,
+                ]) == 0)
+        let parting = ComparisonPrinter.parting((checked, lossy), variants: (1, 1), seed: 2)
+        guard case .at(_, let first)? = parting else {
+            Issue.record("no parting point: \(String(describing: parting))")
+            return
+        }
+        #expect(first.events >= 300)
+        #expect(ComparisonPrinter.parting((checked, plain), variants: (1, 1), seed: 2) == nil)
+        #expect(
+            ComparisonPrinter.parting((checked, checked), variants: (0, 0), seed: 1) == .allAgree)
+    }
+}
