@@ -278,7 +278,8 @@ enum ComparisonPrinter {
             )
             if let parting = Self.parting(
                 checkpointDirectories, variants: (entry.baselineVariant, entry.candidateVariant),
-                seed: seed)
+                seed: seed,
+                runs: (entry.baseline[pair.seedOrdinal], entry.candidate[pair.seedOrdinal]))
             {
                 Swift.print("    checkpoints: " + RunComparisonPrinter.describe(parting))
             }
@@ -333,18 +334,24 @@ enum ComparisonPrinter {
 extension ComparisonPrinter {
     /// Where the runs of `seed` in the baseline's variant and the candidate's part, from the
     /// checkpoint files of both sweeps' directories (`sweep --checkpoints`); nil when either
-    /// file is missing or unreadable.
+    /// file is missing, unreadable, or not that run's (its last row is not the run's end: the
+    /// file of another sweep in the same directory).
     static func parting(
-        _ directories: (baseline: String, candidate: String), variants: (Int, Int), seed: UInt64
+        _ directories: (baseline: String, candidate: String), variants: (Int, Int), seed: UInt64,
+        runs: (baseline: RunRecord, candidate: RunRecord)
     ) -> RunComparison.Divergence? {
-        let read = { (directory: String, variant: Int) -> [RunComparison.Checkpoint]? in
+        let read = {
+            (directory: String, variant: Int, run: RunRecord) -> [RunComparison.Checkpoint]? in
             let path = directory + "/" + SweepCommand.checkpointsFile(variant: variant, seed: seed)
-            return FileManager.default.contents(atPath: path).flatMap {
-                RunComparison.Checkpoint.parse(String(decoding: $0, as: UTF8.self))
-            }
+            guard let data = FileManager.default.contents(atPath: path),
+                let rows = RunComparison.Checkpoint.parse(String(decoding: data, as: UTF8.self)),
+                let last = rows.last, last.traceDigest == run.traceDigest,
+                last.events == run.eventsCount
+            else { return nil }
+            return rows
         }
-        guard let before = read(directories.baseline, variants.0),
-            let after = read(directories.candidate, variants.1)
+        guard let before = read(directories.baseline, variants.0, runs.baseline),
+            let after = read(directories.candidate, variants.1, runs.candidate)
         else { return nil }
         return RunComparison.divergence(before, after)
     }

@@ -47,14 +47,29 @@ import Testing
                     "--checkpoints", "300", "--set", "network.lossPerMillion=20000", "--out",
                     lossy,
                 ]) == 0)
-        let parting = ComparisonPrinter.parting((checked, lossy), variants: (1, 1), seed: 2)
+        let runs = { (directory: String) throws -> [RunRecord] in
+            try ResultStore(path: directory + "/results.sqlite", access: .readOnly).runs()
+                .map(\.record)
+        }
+        // Run 4 is variant 1, seed 2 in each (variant-major, seeds ascending).
+        let (ours, theirs) = (try runs(checked)[3], try runs(lossy)[3])
+        #expect(ours.seed == 2 && theirs.seed == 2)
+        let parting = ComparisonPrinter.parting(
+            (checked, lossy), variants: (1, 1), seed: 2, runs: (ours, theirs))
         guard case .at(_, let first)? = parting else {
             Issue.record("no parting point: \(String(describing: parting))")
             return
         }
         #expect(first.events >= 300)
-        #expect(ComparisonPrinter.parting((checked, plain), variants: (1, 1), seed: 2) == nil)
         #expect(
-            ComparisonPrinter.parting((checked, checked), variants: (0, 0), seed: 1) == .allAgree)
+            ComparisonPrinter.parting(
+                (checked, plain), variants: (1, 1), seed: 2, runs: (ours, ours)) == nil)
+        #expect(
+            ComparisonPrinter.parting(
+                (checked, checked), variants: (1, 1), seed: 2, runs: (ours, ours)) == .allAgree)
+        // Files that are not those runs' (another sweep's, in the same directory) are not read.
+        #expect(
+            ComparisonPrinter.parting(
+                (checked, lossy), variants: (1, 1), seed: 2, runs: (ours, ours)) == nil)
     }
 }
