@@ -61,9 +61,10 @@ public enum SweepPlot {
             ##"<text x="12" y="42" fill="#444">\##(escape(subtitle))</text>"##,
             ##"<text x="12" y="60" fill="#444">\##(escape(shortened(variantLine, to: lineCharacters)))</text>"##,
         ]
+        // Finite all: `Summary.of` takes finite values only, and metrics are finite.
         let all = rows.flatMap { row in
             row.values + (row.summary.map { [$0.confidenceLow95, $0.confidenceHigh95] } ?? [])
-        }.filter(\.isFinite)
+        }
         if all.isEmpty {
             let note =
                 paired && variants.count < 2
@@ -113,7 +114,7 @@ public enum SweepPlot {
                 )
             }
             // The seeds, spread over five lanes in seed order so that equal values stay visible.
-            for (seed, value) in row.values.enumerated() where value.isFinite {
+            for (seed, value) in row.values.enumerated() {
                 let y = center + Double(seed % 5 - 2) * 3
                 svg.append(
                     ##"<circle cx="\##(number(scale.x(value)))" cy="\##(number(y))" r="2.5" fill="#3b6ea8" fill-opacity="0.45"/>"##

@@ -62,6 +62,9 @@ struct TargetCell: Hashable, Sendable {
         return arguments
     }
 
+    /// The cell as the console names it, e.g. "list server K=100 N=1000000".
+    var title: String { "\(kind.rawValue) \(column.rawValue) N=\(instructions)" }
+
     var parameters: WorkloadParameters {
         WorkloadParameters(
             kind: kind, clients: clients, objects: objects,
@@ -210,8 +213,8 @@ enum TargetSuite {
         ) -> [TargetSample] {
             samples[
                 TargetCell(
-                    kind: kind, column: column, instructions: size, objects: objects,
-                    seed: seed)] ?? []
+                    kind: kind, column: column, instructions: size, objects: objects, seed: seed)]
+                ?? []
         }
         func add(
             _ target: String, _ kind: WorkloadKind, values: [Double], median: Double,
@@ -284,13 +287,9 @@ enum TargetSuite {
         return checks
     }
 
-    /// The median (the mean of the middle two for an even count); 0 when empty.
-    static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-    }
+    /// The median (`Summary.p50`, GSL: the mean of the middle two for an even count); 0 when
+    /// empty.
+    static func median(_ values: [Double]) -> Double { Summary.of(values).p50 }
 
     private static func mega(_ values: [Double]) -> [Double] { values.map { $0 / 1e6 } }
     private static func mega(_ value: Double) -> Double { value / 1e6 }
@@ -307,21 +306,15 @@ enum TargetSuite {
             "| --- |" + String(repeating: " --- |", count: columns.count),
         ]
         for kind in WorkloadKind.allCases {
-            let ran = columns.contains {
+            let rates = columns.map { column in
                 samples[
                     TargetCell(
-                        kind: kind, column: $0, instructions: instructions,
-                        objects: objects, seed: seed)] != nil
+                        kind: kind, column: column, instructions: instructions,
+                        objects: objects, seed: seed)]?.map { $0.rate / 1e6 }
             }
-            if !ran { continue }
-            let cells = columns.map { column -> String in
-                let rates =
-                    (samples[
-                        TargetCell(
-                            kind: kind, column: column,
-                            instructions: instructions, objects: objects,
-                            seed: seed)] ?? []).map { $0.rate / 1e6 }
-                guard !rates.isEmpty else { return "-" }
+            if rates.allSatisfy({ $0 == nil }) { continue }
+            let cells = rates.map { rates -> String in
+                guard let rates, !rates.isEmpty else { return "-" }
                 let middle = String(format: "%.2f", median(rates))
                 if rates.count == 1 { return middle }
                 return middle + String(format: " (%.2f–%.2f)", rates.min()!, rates.max()!)

@@ -112,9 +112,7 @@ public struct BenchTargetsCommand: ParsableCommand {
                                 sample: sample))
                         if !quiet {
                             print(
-                                "round \(round)/\(rounds) \(build.rawValue) "
-                                    + "\(cell.kind.rawValue) \(cell.column.rawValue) "
-                                    + "N=\(cell.instructions): "
+                                "round \(round)/\(rounds) \(build.rawValue) \(cell.title): "
                                     + String(format: "%.2f M/s", sample.rate / 1e6))
                             fflush(nil)  // every C stream: progress shows also when stdout is a file
                         }
@@ -244,17 +242,36 @@ struct TargetRun: Sendable {
     var sample: TargetSample
 }
 
-/// The suite's runs, judged and written out.
+/// The suite's runs, judged and written out. The samples per cell, the checks and the
+/// comparisons are derived once, when the report is made.
 struct TargetReport {
-    var runs: [TargetRun]
-    var instructions: Int
-    var objects: Int
-    var seed: UInt64
+    let runs: [TargetRun]
+    let instructions: Int
+    let objects: Int
+    let seed: UInt64
+    /// The candidate's cells in the order they ran, and each one's samples in round order
+    /// (looked up only; never iterated).
+    let cells: [TargetCell]
+    let candidate: [TargetCell: [TargetSample]]
+    let checks: [TargetCheck]
+    let comparisons: [Comparison]
+
+    init(runs: [TargetRun], instructions: Int, objects: Int, seed: UInt64) {
+        (self.runs, self.instructions, self.objects, self.seed) = (
+            runs, instructions, objects, seed
+        )
+        (cells, candidate) = Self.samples(runs, .candidate)
+        checks = TargetSuite.checks(
+            candidate, instructions: instructions, objects: objects, seed: seed)
+        let baseline = Self.samples(runs, .baseline).samples
+        comparisons = cells.compactMap { [candidate] cell in
+            Comparison(cell: cell, candidate: candidate[cell]!, baseline: baseline[cell])
+        }
+    }
 
     /// Each cell's samples of `build`, in round order; the cells in the order they ran.
-    func samples(_ build: TargetRun.Build) -> (
-        cells: [TargetCell],
-        samples: [TargetCell: [TargetSample]]
+    static func samples(_ runs: [TargetRun], _ build: TargetRun.Build) -> (
+        cells: [TargetCell], samples: [TargetCell: [TargetSample]]
     ) {
         var cells = [TargetCell]()
         var samples = [TargetCell: [TargetSample]]()
@@ -263,12 +280,6 @@ struct TargetReport {
             samples[run.cell, default: []].append(run.sample)
         }
         return (cells, samples)
-    }
-
-    var checks: [TargetCheck] {
-        TargetSuite.checks(
-            samples(.candidate).samples, instructions: instructions,
-            objects: objects, seed: seed)
     }
 
     func checksText() -> String {
@@ -310,26 +321,20 @@ struct TargetReport {
         var low: Double
         var high: Double
         var digestsMatch: Bool
-    }
 
-    var comparisons: [Comparison] {
-        let (cells, candidate) = samples(.candidate)
-        let baseline = samples(.baseline).samples
-        return cells.compactMap { cell in
-            guard let ours = candidate[cell], let theirs = baseline[cell],
-                ours.count == theirs.count
-            else { return nil }
+        /// nil without the baseline's samples of the cell, or with another count of them.
+        init?(cell: TargetCell, candidate ours: [TargetSample], baseline theirs: [TargetSample]?) {
+            guard let theirs, !ours.isEmpty, ours.count == theirs.count else { return nil }
             let ratios = zip(ours, theirs).map {
                 $0.mergeCpuSeconds / max($1.mergeCpuSeconds, 1e-9)
             }
-            let match = zip(ours, theirs).allSatisfy {
+            self.cell = cell
+            candidateRate = TargetSuite.median(ours.map(\.rate))
+            baselineRate = TargetSuite.median(theirs.map(\.rate))
+            (timeRatio, low, high) = (TargetSuite.median(ratios), ratios.min()!, ratios.max()!)
+            digestsMatch = zip(ours, theirs).allSatisfy {
                 $0.replicaDigest == $1.replicaDigest && $0.changesetDigest == $1.changesetDigest
             }
-            return Comparison(
-                cell: cell, candidateRate: TargetSuite.median(ours.map(\.rate)),
-                baselineRate: TargetSuite.median(theirs.map(\.rate)),
-                timeRatio: TargetSuite.median(ratios), low: ratios.min()!, high: ratios.max()!,
-                digestsMatch: match)
         }
     }
 
@@ -356,21 +361,18 @@ struct TargetReport {
     /// that does is broken), and with a baseline, cells where the builds merged differently.
     func digestProblems() -> [String] {
         var problems = [String]()
-        let (cells, measured) = samples(.candidate)
         for cell in cells {
-            let digests = Set(measured[cell]!.map { $0.replicaDigest + $0.changesetDigest })
+            // Counted only: how many distinct digests the rounds gave.
+            let digests = Set(candidate[cell]!.map { $0.replicaDigest + $0.changesetDigest })
             if digests.count > 1 {
                 problems.append(
-                    "\(cell.kind.rawValue) \(cell.column.rawValue) "
-                        + "N=\(cell.instructions) gave different digests in different "
-                        + "rounds; reproduce: syncsim bench merge "
-                        + cell.benchArguments.joined(separator: " "))
+                    "\(cell.title) gave different digests in different rounds; reproduce: "
+                        + "syncsim bench merge " + cell.benchArguments.joined(separator: " "))
             }
         }
         for item in comparisons where !item.digestsMatch {
             problems.append(
-                "\(item.cell.kind.rawValue) \(item.cell.column.rawValue) "
-                    + "N=\(item.cell.instructions): the candidate and the baseline "
+                "\(item.cell.title): the candidate and the baseline "
                     + "merged differently (digests differ), so this is not a "
                     + "performance comparison")
         }
@@ -378,7 +380,6 @@ struct TargetReport {
     }
 
     func summaryText(withBaseline: Bool) -> String {
-        let candidate = samples(.candidate).samples
         var lines = [
             "",
             "M instructions merged per CPU second, median over the rounds "
@@ -391,8 +392,7 @@ struct TargetReport {
             lines.append("candidate time / baseline time, median over the rounds (low–high):")
             for item in comparisons {
                 lines.append(
-                    "  \(item.cell.kind.rawValue) \(item.cell.column.rawValue) "
-                        + "N=\(item.cell.instructions): "
+                    "  \(item.cell.title): "
                         + String(
                             format: "%.3f (%.3f–%.3f)", item.timeRatio, item.low,
                             item.high)
@@ -400,7 +400,6 @@ struct TargetReport {
             }
             lines.append("")
         }
-        let checks = self.checks
         for check in checks {
             let sense = check.atLeast ? "≥" : "≤"
             var line =

@@ -48,7 +48,12 @@ public struct CombineCommand: ParsableCommand {
             var read = [ShardInput]()
             for path in paths {
                 let store = try ResultStore(path: path, access: .readOnly)
-                let (stored, _) = try store.sweep(nil)
+                // The last sweep's record and run IDs alone (`sweep(_:)` would also rebuild its
+                // variants from the runs, which `runs()` reads next); `CombinedSweep` checks
+                // the grid of run IDs itself.
+                guard let stored = try store.sweeps().last else {
+                    throw MeasurementError.sweepNotFound(path: path, sweepId: nil, available: [])
+                }
                 read.append(ShardInput(path: path, sweep: stored, runs: try store.runs()))
             }
             combined = try CombinedSweep(read)
@@ -199,13 +204,14 @@ struct CombinedSweep {
             throw fail(
                 "its runs were built by two toolchains (\(toolchain) and \(other.toolchain))")
         }
-        var digest = TraceDigest()
+        var traceDigests = [UInt64]()
         for run in runs {
             guard let value = UInt64(run.traceDigest, radix: 16) else {
                 throw fail("a run of seed \(run.seed) has the trace digest '\(run.traceDigest)'")
             }
-            digest.fold(value)
+            traceDigests.append(value)
         }
+        let digest = SweepCommand.digest(traceDigests)
         let options: String
         do {
             options = try RunRecord.canonicalJSON(whole)

@@ -192,7 +192,15 @@ public struct CompareCommand: ParsableCommand {
     private func checkpoints(_ argument: String, _ run: StoredRun)
         -> Result<[RunComparison.Checkpoint], CheckpointsMissing>
     {
-        let path = argument + "/checkpoints.csv"
+        Self.checkpoints(at: argument + "/checkpoints.csv", of: run.record)
+    }
+
+    /// The checkpoints in the file at `path` when they are `run`'s (the last row is the run's
+    /// end: its trace digest after its last event), else why not. `compare` reads a run's
+    /// `checkpoints.csv` and a sweep's `checkpoints/variant-V-seed-S.csv` through this.
+    static func checkpoints(at path: String, of run: RunRecord)
+        -> Result<[RunComparison.Checkpoint], CheckpointsMissing>
+    {
         guard let data = FileManager.default.contents(atPath: path) else {
             return .failure(CheckpointsMissing(reason: "no \(path)"))
         }
@@ -201,9 +209,7 @@ public struct CompareCommand: ParsableCommand {
         else {
             return .failure(CheckpointsMissing(reason: "\(path) is not a checkpoints file"))
         }
-        guard last.traceDigest == run.record.traceDigest,
-            last.events == run.record.eventsCount
-        else {
+        guard last.traceDigest == run.traceDigest, last.events == run.eventsCount else {
             return .failure(
                 CheckpointsMissing(
                     reason: "\(path) is another run's (it ends at digest \(last.traceDigest))"))
@@ -343,12 +349,7 @@ extension ComparisonPrinter {
         let read = {
             (directory: String, variant: Int, run: RunRecord) -> [RunComparison.Checkpoint]? in
             let path = directory + "/" + SweepCommand.checkpointsFile(variant: variant, seed: seed)
-            guard let data = FileManager.default.contents(atPath: path),
-                let rows = RunComparison.Checkpoint.parse(String(decoding: data, as: UTF8.self)),
-                let last = rows.last, last.traceDigest == run.traceDigest,
-                last.events == run.eventsCount
-            else { return nil }
-            return rows
+            return try? CompareCommand.checkpoints(at: path, of: run).get()
         }
         guard let before = read(directories.baseline, variants.0, runs.baseline),
             let after = read(directories.candidate, variants.1, runs.candidate)

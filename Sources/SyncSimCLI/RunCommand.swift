@@ -79,11 +79,7 @@ public struct RunCommand: ParsableCommand {
                 "--seed \(seed) is above 2^63-1; give a seed between 0 and \(Int64.max).")
         }
         try CommandSupport.validate(settings: settings)
-        if checkpointInterval == 0 {
-            throw ValidationError(
-                "--checkpoints 0 takes no checkpoint; give a number of events between checkpoints, e.g. 10000."
-            )
-        }
+        try CommandSupport.validate(checkpointInterval: checkpointInterval)
         if let backupInterval, RunCommand.parseBackupInterval(backupInterval) == nil {
             throw ValidationError(
                 "--backup-interval '\(backupInterval)' is not an interval; give 0 (no backups), whole seconds (3600) or a number with s, m, h or d (30m, 6h, 1d), at most 366d."
@@ -266,6 +262,15 @@ public struct SizeOverrides: ParsableArguments {
 
 /// What `run` and `sweep` share: reading the scenario, opening the results, writing them.
 enum CommandSupport {
+    /// Checks `--checkpoints N` (run and sweep): N events between checkpoints, at least 1.
+    static func validate(checkpointInterval: UInt64?) throws {
+        if checkpointInterval == 0 {
+            throw ValidationError(
+                "--checkpoints 0 takes no checkpoint; give a number of events between checkpoints, e.g. 10000."
+            )
+        }
+    }
+
     /// Checks that every `--set` is `PATH=VALUE`.
     static func validate(settings: [String]) throws {
         for text in settings where ScenarioSetting(text) == nil {

@@ -142,11 +142,7 @@ public struct SweepCommand: ParsableCommand {
                 "--shard '\(shard)' is not I/N with 1 <= I <= N; e.g. --shard 2/4 for the second of four shards."
             )
         }
-        if checkpointInterval == 0 {
-            throw ValidationError(
-                "--checkpoints 0 takes no checkpoint; give a number of events between checkpoints, e.g. 10000."
-            )
-        }
+        try CommandSupport.validate(checkpointInterval: checkpointInterval)
         if !(1...256).contains(jobs) {
             throw ValidationError(
                 "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
@@ -226,8 +222,7 @@ public struct SweepCommand: ParsableCommand {
                 labels: plan.labels(of: variant),
                 runs: Array(records[index * runSeeds.count..<(index + 1) * runSeeds.count]))
         }
-        var digest = TraceDigest()
-        for outcome in outcomes { digest.fold(outcome.result.traceDigest.value) }
+        let digest = Self.digest(outcomes.map(\.result.traceDigest.value))
         let sweepRecord = SweepRecord(
             scenarioName: loaded.name, scenarioHash: RunRecordBuilder.contentHash(bytes),
             optionsJSON: (try? RunRecord.canonicalJSON(options(seedList, shard: shard))) ?? "{}",
@@ -295,6 +290,14 @@ public struct SweepCommand: ParsableCommand {
             seed: job.seed, clients: size.clients, duration: size.duration,
             resetMode: variant.resetMode, backupInterval: variant.backupInterval,
             set: all.isEmpty ? nil : all)
+    }
+
+    /// The sweep's digest (`digest=`): every run's trace digest folded in run order
+    /// (variant-major, seeds ascending). `combine` folds the shards' runs alike.
+    static func digest(_ traceDigests: [UInt64]) -> TraceDigest {
+        var digest = TraceDigest()
+        for value in traceDigests { digest.fold(value) }
+        return digest
     }
 
     /// The checkpoints file of one run of a sweep, relative to its results directory.
