@@ -18,6 +18,8 @@ public enum EventKind: UInt8, Sendable {
     case scriptedConnectivity = 9
     /// The app backs up and deletes a file whose client reset went to its error handler.
     case fileAction = 10
+    /// The server's history compaction (client max offline time): expiry and trimming.
+    case historyCompaction = 11
 }
 
 /// A scheduled event. Kept to 32 bytes: payloads that do not fit (messages) live in the

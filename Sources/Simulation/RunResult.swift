@@ -31,6 +31,10 @@ public struct RunResult: Sendable {
     public var serverObjects: UInt64
     /// Sum over server files of the final server version.
     public var serverVersions: UInt64
+    /// History entries all server files held at the end (after healing), and the most they
+    /// held at once during the run proper.
+    public var serverHistoryEntries: UInt64
+    public var serverHistoryEntriesPeak: UInt64
 
     init(world: World, healingStartedAt: UInt64, divergentClients: [UInt32], ledgerTotals: [UInt64])
     {
@@ -51,6 +55,8 @@ public struct RunResult: Sendable {
         failures = world.failures
         serverObjects = world.servers.reduce(0) { $0 + UInt64($1.state.objectCount) }
         serverVersions = world.servers.reduce(0) { $0 + $1.currentVersion }
+        serverHistoryEntries = world.servers.reduce(0) { $0 + UInt64($1.history.count) }
+        serverHistoryEntriesPeak = UInt64(world.historyEntriesPeak)
     }
 
     public var passed: Bool { failures.isEmpty }

@@ -171,6 +171,12 @@ extension Scenario {
                 range: 0...Limits.durationSecondsMax)
             s.clientRecoveryEnabled = try sub.bool(
                 "clientRecoveryEnabled", default: s.clientRecoveryEnabled)
+            s.clientMaxOfflineSeconds = try sub.unsigned(
+                "clientMaxOfflineSeconds", default: s.clientMaxOfflineSeconds,
+                range: 0...Limits.durationSecondsMax)
+            s.historyCompactionIntervalSeconds = try sub.unsigned(
+                "historyCompactionIntervalSeconds", default: s.historyCompactionIntervalSeconds,
+                range: 1...Limits.durationSecondsMax)
             try sub.finish()
             scenario.server = s
         }
@@ -206,7 +212,8 @@ extension Scenario {
                 try sub.finish()
                 if kind != .revokeAccess, sub.has("partitionsPercent") {
                     throw ScenarioError(
-                        code: .inconsistent, file: file, field: "faults[\(index)].partitionsPercent",
+                        code: .inconsistent, file: file,
+                        field: "faults[\(index)].partitionsPercent",
                         problem: "partitionsPercent applies to revokeAccess faults only",
                         fix: "remove it, or make the fault's kind revokeAccess")
                 }

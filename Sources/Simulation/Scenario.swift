@@ -96,6 +96,14 @@ public struct ServerSpec: Sendable, Equatable {
     public var backupIntervalSeconds: UInt64 = 21_600
     /// The App Services "Client Recovery" setting at the start (faults can switch it).
     public var clientRecoveryEnabled = true
+    /// Atlas's "Client Max Offline Time": a client file the server has not heard from for
+    /// longer than this expires (its next IDENT gets 222 client_file_expired, a client reset),
+    /// and the history every remaining client has integrated is trimmed. 0 = off (the server
+    /// keeps every client file and its whole history).
+    public var clientMaxOfflineSeconds: UInt64 = 0
+    /// How often the server runs that compaction (expiry and trimming), with
+    /// `clientMaxOfflineSeconds` set.
+    public var historyCompactionIntervalSeconds: UInt64 = 3_600
     public init() {}
 }
 

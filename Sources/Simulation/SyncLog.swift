@@ -53,7 +53,7 @@ extension ClientMessage {
         switch self {
         case .requestFreshCopy: "fresh-copy request"
         case .ident: "IDENT"
-        case .upload(let entries): "UPLOAD of \(entries.count) changesets"
+        case .upload(let entries, _): "UPLOAD of \(entries.count) changesets"
         case .mark: "MARK"
         }
     }

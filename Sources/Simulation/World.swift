@@ -126,6 +126,11 @@ public final class World {
 
     var counters = WorldCounters()
     var failures: [String] = []
+    /// History entries all server files hold now, and the most they held at once before
+    /// healing (whose burst of uploads from every client at once is the check's, not the
+    /// scenario's).
+    var historyEntries = 0
+    var historyEntriesPeak = 0
 
     /// Stream domains. Never renumber: they decide every draw.
     enum StreamDomain: UInt64 {
@@ -287,6 +292,12 @@ public final class World {
                 at: Time.nanoseconds(seconds: Double(scenario.server.backupIntervalSeconds)),
                 .serverBackup)
         }
+        if scenario.server.clientMaxOfflineSeconds > 0 {
+            queue.schedule(
+                at: Time.nanoseconds(
+                    seconds: Double(scenario.server.historyCompactionIntervalSeconds)),
+                .historyCompaction)
+        }
         for (index, fault) in scenario.faults.enumerated() {
             queue.schedule(
                 at: Time.nanoseconds(seconds: Double(fault.atSeconds)), .fault,
@@ -319,6 +330,15 @@ public final class World {
             }
             runFileAction(event.subject)
         case .healingStart: startHealing()
+        case .historyCompaction:
+            compactHistories()
+            if !healing {
+                queue.schedule(
+                    at: now
+                        + Time.nanoseconds(
+                            seconds: Double(scenario.server.historyCompactionIntervalSeconds)),
+                    .historyCompaction)
+            }
         case .scriptedConnectivity:
             guard !healing else { return }
             let online = event.generation == 1
@@ -531,7 +551,8 @@ public final class World {
         }
         switch message {
         case .requestFreshCopy:
-            let copy = servers[partition].allocateFreshCopy(fileSalt: World.salt(serverStream))
+            let copy = servers[partition].allocateFreshCopy(
+                fileSalt: World.salt(serverStream), at: now)
             clients[slot].server = ServerSession(
                 active: true, ident: copy.file.ident,
                 cursor: DownloadCursor(
@@ -550,14 +571,20 @@ public final class World {
             }
             clients[slot].server = ServerSession(
                 active: true, ident: ident.file.ident, cursor: ident.download)
+            servers[partition].noteSeen(
+                ident.file.ident, at: now, locked: ident.lockedServerVersion)
             pushDownload(to: client, partition: partition, evenIfEmpty: true)
-        case .upload(let entries):
+        case .upload(let entries, let locked):
             guard clients[slot].server.active else { return }
             counters.uploads += 1
             let serverStream = self.serverStream
+            let ident = clients[slot].server.ident
             let outcome = servers[partition].integrate(
-                upload: entries, from: clients[slot].server.ident, transformer: &transformer,
+                upload: entries, from: ident, transformer: &transformer,
                 nextSalt: { World.salt(serverStream) })
+            servers[partition].noteSeen(ident, at: now, locked: locked)
+            historyEntries += outcome.integratedWriteIDs.count
+            if !healing { historyEntriesPeak = max(historyEntriesPeak, historyEntries) }
             for write in outcome.integratedWriteIDs {
                 ledger.markSynced(write)
                 integratedLog.append(write)
@@ -574,6 +601,9 @@ public final class World {
                 pushDownload(to: member, partition: partition, evenIfEmpty: false)
             }
         case .mark:
+            if clients[slot].server.active {
+                servers[partition].noteSeen(clients[slot].server.ident, at: now, locked: nil)
+            }
             pushDownload(to: client, partition: partition, evenIfEmpty: true)
         }
     }
@@ -773,6 +803,45 @@ public final class World {
         }
     }
 
+    // MARK: - History compaction
+
+    /// Every server file's compaction (`ServerFile.compact`). A file whose session is open is
+    /// seen now: the reference's client reports its progress in an UPLOAD (empty if need be)
+    /// after each download, which SyncSim does not send as a message, so an online client never
+    /// expires; a client that is offline (or between sessions) longer than the max offline
+    /// time does.
+    func compactHistories() {
+        let maxOffline = Time.nanoseconds(seconds: Double(scenario.server.clientMaxOfflineSeconds))
+        for partition in servers.indices {
+            for member in partitionMembers[partition] where clients[Int(member)].server.active {
+                servers[partition].noteSeen(
+                    clients[Int(member)].server.ident, at: now, locked: nil)
+            }
+            let outcome = servers[partition].compact(at: now, maxOfflineNs: maxOffline)
+            guard !outcome.expiredIdents.isEmpty || outcome.entriesTrimmed > 0 else { continue }
+            for ident in outcome.expiredIdents {
+                logEvent(
+                    .info,
+                    "server: partition \(partition): client file \(ident) expired (not seen for more than \(scenario.server.clientMaxOfflineSeconds) s)"
+                )
+            }
+            logEvent(
+                .debug,
+                "server: partition \(partition): \(outcome.entriesTrimmed) history entries trimmed")
+            counters.clientFilesExpired += UInt64(outcome.expiredIdents.count)
+            counters.historyEntriesTrimmed += UInt64(outcome.entriesTrimmed)
+            historyEntries -= outcome.entriesTrimmed
+            digest.fold(
+                UInt64(partition) << 32 | 0xC7,
+                UInt64(outcome.expiredIdents.count) << 32 | UInt64(outcome.entriesTrimmed))
+        }
+    }
+
+    /// History entries held by all server files, counted again after a fault replaced them.
+    func recountHistoryEntries() {
+        historyEntries = servers.reduce(0) { $0 + $1.history.count }
+    }
+
     // MARK: - Backups and faults
 
     func takeBackup() {
@@ -793,12 +862,14 @@ public final class World {
             }
             counters.restores += 1
             servers = backup.files
+            recountHistoryEntries()
             rollBackLedger(toLogCount: backup.integratedLogCount)
         case .terminateSync:
             counters.terminations += 1
             for index in servers.indices {
                 servers[index].terminateAndReenable(baseSalt: World.salt(serverStream))
             }
+            recountHistoryEntries()
         case .breakingSchemaChange:
             counters.schemaChanges += 1
             for index in servers.indices {
@@ -806,6 +877,7 @@ public final class World {
                     erasing: WorkloadSchema.itemTable, field: WorkloadSchema.rankField,
                     baseSalt: World.salt(serverStream))
             }
+            recountHistoryEntries()
         case .disableClientRecovery, .enableClientRecovery:
             // A setting, not a restart: sessions go on.
             clientRecoveryEnabled = fault.kind == .enableClientRecovery
@@ -921,6 +993,10 @@ public struct WorldCounters: Sendable, Equatable {
     /// Permission-denied errors handed to the error handler, and files deleted for them.
     public var permissionDeniedErrors: UInt64 = 0
     public var filesDeletedAfterPermissionDenied: UInt64 = 0
+    /// Client files expired by the client max offline time, and history entries compaction
+    /// dropped.
+    public var clientFilesExpired: UInt64 = 0
+    public var historyEntriesTrimmed: UInt64 = 0
 }
 
 #if canImport(Glibc)

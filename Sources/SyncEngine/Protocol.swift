@@ -62,7 +62,9 @@ public enum ClientMessage: Sendable {
     case requestFreshCopy
     /// Resume syncing an existing client file.
     case ident(IdentMessage)
-    case upload(ContiguousArray<UploadEntry>)
+    /// UPLOAD: the changesets, and the client's `locked_server_version` (see
+    /// `IdentMessage.lockedServerVersion`).
+    case upload(ContiguousArray<UploadEntry>, lockedServerVersion: UInt64)
     /// MARK: ask the server for a download (possibly empty) once everything integrated so far
     /// has been sent; the client uses the answer as "download complete" (to clear its
     /// pending-reset row after a reset that had nothing to upload).
@@ -73,11 +75,18 @@ public struct IdentMessage: Sendable {
     public var file: SaltedFileIdent
     public var download: DownloadCursor
     public var latestServerVersion: SaltedVersion
-    public init(file: SaltedFileIdent, download: DownloadCursor, latestServerVersion: SaltedVersion)
-    {
+    /// The lowest server version the client may still download from or upload a changeset
+    /// based on: its download cursor, or the base of its oldest unsynced changeset when that is
+    /// lower (the reference's `locked_server_version`). History compaction keeps what follows.
+    public var lockedServerVersion: UInt64
+    public init(
+        file: SaltedFileIdent, download: DownloadCursor, latestServerVersion: SaltedVersion,
+        lockedServerVersion: UInt64
+    ) {
         self.file = file
         self.download = download
         self.latestServerVersion = latestServerVersion
+        self.lockedServerVersion = lockedServerVersion
     }
 }
 

@@ -35,6 +35,26 @@ public struct ClientFileRecord: Sendable {
     /// applied only when the client uploads again before downloading, so a merge costs no
     /// rewrite of the history it was merged against.
     var reciprocalEdits = LocalEdits()
+    /// Simulated time (ns) the server last heard from this file: its fresh-copy request,
+    /// an accepted IDENT, an UPLOAD or a MARK, or (see `World`) a compaction that found its
+    /// session open. The reference's `last_seen_timestamp`.
+    public var lastSeenNs: UInt64 = 0
+    /// The highest `locked_server_version` the client has reported (IDENT, UPLOAD): it will
+    /// never again download from, or upload a changeset based on, a lower server version.
+    public var lockedServerVersion: UInt64 = 0
+    /// Expired by the client max offline time (the reference sets `last_seen_timestamp` to
+    /// 0): the file's next IDENT gets 222 client_file_expired, and compaction no longer keeps
+    /// history for it.
+    public var expired = false
+}
+
+/// What one history compaction did to a server file.
+public struct CompactionOutcome: Sendable, Equatable {
+    /// Client files that expired in this compaction, in ident order.
+    public var expiredIdents: ContiguousArray<UInt64> = []
+    /// History entries dropped (every remaining client file had integrated them).
+    public var entriesTrimmed = 0
+    public init() {}
 }
 
 /// The result of integrating one UPLOAD.
@@ -110,12 +130,13 @@ public struct ServerFile: Sendable {
     /// BIND with `need_client_file_ident` followed by a fresh download: allocates an ident and
     /// returns the current state.
     /// - Complexity: O(1) (the state is shared copy-on-write).
-    public mutating func allocateFreshCopy(fileSalt: UInt64) -> FreshCopy {
+    public mutating func allocateFreshCopy(fileSalt: UInt64, at now: UInt64) -> FreshCopy {
         let ident = UInt64(clientFiles.count)
         clientFiles.append(
             ClientFileRecord(
                 salt: fileSalt, lastIntegratedClientVersion: 0, reciprocalBase: currentVersion,
-                reciprocalVersions: [], reciprocalChangesets: []))
+                reciprocalVersions: [], reciprocalChangesets: [], lastSeenNs: now,
+                lockedServerVersion: currentVersion))
         return FreshCopy(
             file: SaltedFileIdent(ident: ident, salt: fileSalt), latest: latest,
             state: state)
@@ -131,6 +152,7 @@ public struct ServerFile: Sendable {
         if message.download.serverVersion < record.reciprocalBase {
             return reset(.badServerVersion)
         }
+        if record.expired { return reset(.clientFileExpired) }
         if message.download.serverVersion > currentVersion { return reset(.badServerVersion) }
         if message.download.lastIntegratedClientVersion > record.lastIntegratedClientVersion {
             return reset(.badClientVersion)
@@ -171,6 +193,55 @@ public struct ServerFile: Sendable {
             latest: latest, entries: entries)
     }
 
+    // MARK: - Client max offline time
+
+    /// The server heard from client file `ident` at `now`; `locked` is the
+    /// `locked_server_version` its message reported (nil when it carried none). An unknown or
+    /// expired file is left as it is.
+    public mutating func noteSeen(_ ident: UInt64, at now: UInt64, locked: UInt64?) {
+        // Mutated in place (optional chaining), so the record's arrays are not copied.
+        guard ident >= 1, ident < UInt64(clientFiles.count),
+            clientFiles[Int(ident)]?.expired == false
+        else { return }
+        let slot = Int(ident)
+        clientFiles[slot]!.lastSeenNs = max(clientFiles[slot]!.lastSeenNs, now)
+        if let locked, locked > clientFiles[slot]!.lockedServerVersion {
+            clientFiles[slot]!.lockedServerVersion = locked
+        }
+    }
+
+    /// History compaction with a client max offline time (Atlas's "Client Max Offline Time";
+    /// the reference server's history TTL): every client file last seen more than
+    /// `maxOfflineNs` before `now` expires, and the history up to the lowest
+    /// `lockedServerVersion` of the files that remain is dropped (no remaining client can
+    /// download it or upload against it again). The salts of the dropped versions go with it,
+    /// except the new base's.
+    /// - Complexity: O(client files + history).
+    public mutating func compact(at now: UInt64, maxOfflineNs: UInt64) -> CompactionOutcome {
+        var outcome = CompactionOutcome()
+        var keepFrom = currentVersion
+        for ident in clientFiles.indices {
+            guard var record = clientFiles[ident], !record.expired else { continue }
+            if now > record.lastSeenNs, now - record.lastSeenNs > maxOfflineNs {
+                record.expired = true
+                record.reciprocalVersions = []
+                record.reciprocalChangesets = []
+                record.reciprocalEdits = LocalEdits()
+                clientFiles[ident] = record
+                outcome.expiredIdents.append(UInt64(ident))
+            } else {
+                keepFrom = min(keepFrom, record.lockedServerVersion)
+            }
+        }
+        if keepFrom > historyBase.version {
+            let drop = Int(keepFrom - historyBase.version)
+            historyBase = SaltedVersion(version: keepFrom, salt: salt(ofVersion: keepFrom)!)
+            history.removeFirst(drop)
+            outcome.entriesTrimmed = drop
+        }
+        return outcome
+    }
+
     // MARK: - Integration
 
     /// Integrates an UPLOAD from client file `ident`: each changeset is transformed against the
@@ -183,8 +254,14 @@ public struct ServerFile: Sendable {
         nextSalt: () -> UInt64
     ) -> UploadOutcome {
         var outcome = UploadOutcome()
-        guard ident >= 1, ident < UInt64(clientFiles.count), clientFiles[Int(ident)] != nil else {
+        guard ident >= 1, ident < UInt64(clientFiles.count),
+            let expired = clientFiles[Int(ident)]?.expired
+        else {
             outcome.error = ProtocolError(code: .badClientFileIdent, action: .clientReset)
+            return outcome
+        }
+        if expired {
+            outcome.error = ProtocolError(code: .clientFileExpired, action: .clientReset)
             return outcome
         }
         var start = 0

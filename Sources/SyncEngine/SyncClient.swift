@@ -137,6 +137,17 @@ public struct SyncClient: Sendable {
 
     // MARK: - Session
 
+    /// The lowest server version this file may still download from (its cursor) or upload a
+    /// changeset based on (the base of its oldest unsynced changeset, uploaded or not, until
+    /// the server acknowledges it): the reference's `locked_server_version`, which the client
+    /// reports in IDENT and UPLOAD so that the server's history compaction keeps what follows.
+    /// Never decreases for the life of a file ident.
+    public var lockedServerVersion: UInt64 {
+        min(
+            downloadCursor.serverVersion,
+            unsynced.first?.original.lastIntegratedRemoteVersion ?? .max)
+    }
+
     /// Opens a session: IDENT for a known file, or a fresh-copy request for a new one.
     public mutating func connect() -> ClientMessage {
         precondition(session == .disconnected, "connect while a session is open or inactive")
@@ -149,7 +160,8 @@ public struct SyncClient: Sendable {
         return .ident(
             IdentMessage(
                 file: file, download: downloadCursor,
-                latestServerVersion: latestServerVersion))
+                latestServerVersion: latestServerVersion,
+                lockedServerVersion: lockedServerVersion))
     }
 
     /// The connection dropped (or the device went offline). A reset in progress restarts from
@@ -366,7 +378,7 @@ public struct SyncClient: Sendable {
         }
         guard let last = batch.last else { return nil }
         uploadedThrough = last.changeset.version
-        return .upload(batch)
+        return .upload(batch, lockedServerVersion: lockedServerVersion)
     }
 
     /// Integrates a DOWNLOAD: each run of entries that share the same "last integrated client

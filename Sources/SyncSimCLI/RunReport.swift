@@ -164,6 +164,10 @@ enum RunRecordBuilder {
                 Int64(result.counters.filesDeletedAfterPermissionDenied)),
             .integer("serverObjects", Int64(result.serverObjects)),
             .integer("serverVersions", Int64(result.serverVersions)),
+            .integer("clientFilesExpired", Int64(result.counters.clientFilesExpired)),
+            .integer("historyEntriesTrimmed", Int64(result.counters.historyEntriesTrimmed)),
+            .integer("serverHistoryEntries", Int64(result.serverHistoryEntries)),
+            .integer("serverHistoryEntriesPeak", Int64(result.serverHistoryEntriesPeak)),
         ]
         return metrics
     }
@@ -259,6 +263,10 @@ enum RunSummaryPrinter {
         line(
             "  permission denied",
             "\(result.counters.accessRevocations) revocations, \(result.counters.permissionDeniedErrors) errors reported, \(result.counters.filesDeletedAfterPermissionDenied) files deleted"
+        )
+        line(
+            "  server history",
+            "\(result.serverHistoryEntries) entries at the end (peak \(result.serverHistoryEntriesPeak)), \(result.counters.historyEntriesTrimmed) trimmed, \(result.counters.clientFilesExpired) client files expired"
         )
         line(
             "  messages",

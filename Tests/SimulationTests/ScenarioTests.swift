@@ -166,19 +166,39 @@ import Testing
             error(#"{ "server": { "clientRecoveryEnabled": 1 } }"#)?.field
                 == "server.clientRecoveryEnabled")
         #expect(
-            error(#"{ "workload": { "erasePercent": 50, "addIntegerPercent": 30, "listPercent": 30 } }"#)?
-                .code == .inconsistent)
+            error(
+                #"{ "workload": { "erasePercent": 50, "addIntegerPercent": 30, "listPercent": 30 } }"#
+            )?
+            .code == .inconsistent)
         let twice = error(
             #"{ "faults": [ { "kind": "breakingSchemaChange", "atSeconds": 10 }, { "kind": "breakingSchemaChange", "atSeconds": 20 } ] }"#
         )
         #expect(twice?.field == "faults[1].kind")
         #expect(twice?.code == .inconsistent)
         let revoke = try decode(
-            #"{ "faults": [ { "kind": "revokeAccess", "atSeconds": 10, "partitionsPercent": 30 } ] }"#)
+            #"{ "faults": [ { "kind": "revokeAccess", "atSeconds": 10, "partitionsPercent": 30 } ] }"#
+        )
         #expect(revoke.faults[0].partitionsPercent == 30)
         #expect(
-            error(#"{ "faults": [ { "kind": "terminateSync", "atSeconds": 10, "partitionsPercent": 30 } ] }"#)?
-                .field == "faults[0].partitionsPercent")
+            error(
+                #"{ "faults": [ { "kind": "terminateSync", "atSeconds": 10, "partitionsPercent": 30 } ] }"#
+            )?
+            .field == "faults[0].partitionsPercent")
+    }
+
+    @Test func maxOfflineFieldsDecodeAndAreChecked() throws {
+        let scenario = try decode(
+            #"{ "server": { "clientMaxOfflineSeconds": 86400, "historyCompactionIntervalSeconds": 600 } }"#
+        )
+        #expect(scenario.server.clientMaxOfflineSeconds == 86_400)
+        #expect(scenario.server.historyCompactionIntervalSeconds == 600)
+        #expect(try decode("{}").server.clientMaxOfflineSeconds == 0)
+        let never = error(#"{ "server": { "historyCompactionIntervalSeconds": 0 } }"#)
+        #expect(never?.code == .outOfRange)
+        #expect(never?.field == "server.historyCompactionIntervalSeconds")
+        #expect(
+            error(#"{ "server": { "clientMaxOfflineSeconds": -5 } }"#)?.field
+                == "server.clientMaxOfflineSeconds")
     }
 
     @Test func aMissingFileIsUnreadable() {

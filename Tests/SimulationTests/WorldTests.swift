@@ -182,6 +182,51 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
         #expect(result.writesLostToRestore == 0)
     }
 
+    /// The client max offline time: the clients offline for longer than it (every third,
+    /// 3,000 s) expire and reset exactly once, with 222, when they come back; those offline for
+    /// less (the next third, 900 s) and those always online never reset. The history is
+    /// trimmed meanwhile. Without the setting nobody resets and nothing is trimmed.
+    @Test func clientsOfflineLongerThanTheMaxOfflineTimeResetWith222() {
+        func run(maxOffline: UInt64) -> RunResult {
+            var scenario = smallScenario(durationSeconds: 4_200)
+            scenario.clientsCount = 21
+            scenario.server.clientMaxOfflineSeconds = maxOffline
+            scenario.server.historyCompactionIntervalSeconds = 600
+            let world = World(scenario: scenario, seed: 6)
+            world.scriptedConnectivity = true
+            for client in stride(from: UInt32(0), to: 21, by: 3) {
+                world.schedule(client: client, online: false, atSeconds: 600)
+                world.schedule(client: client, online: true, atSeconds: 3_600)
+                world.schedule(client: client + 1, online: false, atSeconds: 600)
+                world.schedule(client: client + 1, online: true, atSeconds: 1_500)
+            }
+            return world.run()
+        }
+        let result = run(maxOffline: 1_800)
+        #expect(result.passed, "\(result.failures)")
+        let index222 = ResetCause.resetCauses.firstIndex(of: .clientFileExpired)!
+        for client in 0..<21 {
+            let counters = result.clients[client]
+            let expected: UInt64 = client % 3 == 0 ? 1 : 0
+            #expect(counters.resets == expected, "client \(client): \(counters.resets) resets")
+            #expect(counters.resetsByCause[index222] == expected, "client \(client)")
+        }
+        #expect(result.counters.clientFilesExpired == 7)
+        #expect(result.counters.historyEntriesTrimmed > 0)
+        #expect(result.serverHistoryEntries < result.serverVersions)
+
+        let off = run(maxOffline: 0)
+        #expect(off.passed, "\(off.failures)")
+        #expect(off.counters.resets == 0)
+        #expect(off.counters.clientFilesExpired == 0)
+        #expect(off.counters.historyEntriesTrimmed == 0)
+        #expect(off.serverHistoryEntries == off.serverVersions)
+        // The peak leaves healing out; trimming lowered it.
+        #expect(off.serverHistoryEntriesPeak > 0)
+        #expect(off.serverHistoryEntriesPeak <= off.serverHistoryEntries)
+        #expect(result.serverHistoryEntriesPeak < off.serverHistoryEntriesPeak)
+    }
+
     @Test func restoreWithoutAnyBackupIsSkippedAndCounted() {
         var scenario = smallScenario(durationSeconds: 1_800)
         scenario.server.backupIntervalSeconds = 0

@@ -26,14 +26,14 @@ struct ResetHarness {
         switch message {
         case .requestFreshCopy:
             salt += 1
-            return .freshCopy(server.allocateFreshCopy(fileSalt: salt))
+            return .freshCopy(server.allocateFreshCopy(fileSalt: salt, at: 0))
         case .ident(let ident):
             if var error = server.checkIdent(ident) {
                 if recoveryDisabled { error.action = .clientResetNoRecovery }
                 return .error(error)
             }
             return .download(server.download(for: ident.file.ident, after: ident.download))
-        case .upload(let entries):
+        case .upload(let entries, _):
             let ident = client.file!.ident
             var salts = salt
             let outcome = server.integrate(

@@ -48,6 +48,8 @@ import Testing
         var client = SyncClient(initialState: ServerFileTests.schema())
         var transformer = Transformer()
         var salt: UInt64 = 1000
+        /// Simulated time (ns) at which the server hears the client's messages.
+        var now: UInt64 = 0
 
         /// Connects the client, with a fresh copy when it has no ident, and returns the
         /// server's answer to IDENT (nil when accepted).
@@ -55,11 +57,12 @@ import Testing
             switch client.connect() {
             case .requestFreshCopy:
                 salt += 1
-                let copy = server.allocateFreshCopy(fileSalt: salt)
+                let copy = server.allocateFreshCopy(fileSalt: salt, at: now)
                 _ = client.receive(.freshCopy(copy), transformer: &transformer)
                 return nil
             case .ident(let ident):
                 if let error = server.checkIdent(ident) { return error }
+                server.noteSeen(ident.file.ident, at: now, locked: ident.lockedServerVersion)
                 let download = server.download(for: ident.file.ident, after: ident.download)
                 _ = client.receive(.download(download), transformer: &transformer)
                 return nil
@@ -70,7 +73,7 @@ import Testing
         }
 
         mutating func upload(_ message: ClientMessage?) {
-            guard case .upload(let entries) = message else { return }
+            guard case .upload(let entries, let locked) = message else { return }
             let ident = client.file!.ident
             var salts = salt
             let outcome = server.integrate(
@@ -80,6 +83,7 @@ import Testing
                 })
             salt = salts
             #expect(outcome.error == nil)
+            server.noteSeen(ident, at: now, locked: locked)
             let download = server.download(for: ident, after: client.downloadCursor)
             _ = client.receive(.download(download), transformer: &transformer)
         }
@@ -149,7 +153,7 @@ import Testing
         var pair = Pair()
         _ = pair.connect()
         guard
-            case .upload(let entries) = ServerFileTests.write(
+            case .upload(let entries, _) = ServerFileTests.write(
                 &pair.client, key: 1, value: 10, at: 5, id: 0)
         else {
             Issue.record("expected an upload")
@@ -207,7 +211,7 @@ import Testing
         let uploadB2 = ServerFileTests.write(&b.client, key: 7, value: 3, at: 500, id: 2)
         var salt: UInt64 = 300
         for message in [uploadB1, uploadB2] {
-            guard case .upload(let entries) = message else {
+            guard case .upload(let entries, _) = message else {
                 Issue.record("a write in an active session uploads")
                 return
             }
