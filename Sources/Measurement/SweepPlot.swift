@@ -102,13 +102,16 @@ public enum SweepPlot {
                 ##"<text x="12" y="\##(number(center - 3))"><title>\##(escape(row.title))</title>\##(escape(shortened(row.title, to: titleCharacters)))</text>"##
             )
             if let summary = row.summary {
-                // One seed has no interval (sweep.csv gives it a width of 0).
+                // One seed has no interval (sweep.csv gives it a width of 0). The row's figures
+                // resolve its own interval, which may be far narrower than the axis' step.
+                let extra = scale.extraDecimals(
+                    resolving: (summary.confidenceHigh95 - summary.confidenceLow95) / 2)
                 let interval =
                     summary.count >= 2
-                    ? " [\(scale.label(summary.confidenceLow95, extra: 1)), "
-                        + "\(scale.label(summary.confidenceHigh95, extra: 1))]" : ""
+                    ? " [\(scale.label(summary.confidenceLow95, extra: extra)), "
+                        + "\(scale.label(summary.confidenceHigh95, extra: extra))]" : ""
                 let text =
-                    "mean \(scale.label(summary.mean, extra: 1))\(interval), n = \(summary.count)"
+                    "mean \(scale.label(summary.mean, extra: extra))\(interval), n = \(summary.count)"
                 svg.append(
                     ##"<text x="12" y="\##(number(center + 12))" fill="#555" font-size="11">\##(escape(text))</text>"##
                 )
@@ -183,10 +186,22 @@ public enum SweepPlot {
             return ticks
         }
 
+        /// Decimals a tick label shows.
+        var decimals: Int { Swift.max(0, -Int((log10(step)).rounded(.down))) }
+
+        /// Decimals beyond the ticks' for a figure whose interval has this half-width: one
+        /// more than the ticks', or enough for two significant digits of the half-width when
+        /// it is narrower than that shows (at most six decimals in all).
+        func extraDecimals(resolving halfWidth: Double) -> Int {
+            guard halfWidth > 0, halfWidth.isFinite else { return 1 }
+            let needed = Swift.min(6, -Int((log10(halfWidth)).rounded(.down)) + 1)
+            return Swift.max(1, needed - decimals)
+        }
+
         /// `value` with as many decimals as the step needs (plus `extra`), with thousands
         /// separated by commas.
         func label(_ value: Double, extra: Int = 0) -> String {
-            let decimals = Swift.max(0, -Int((log10(step)).rounded(.down))) + extra
+            let decimals = decimals + extra
             let text = String(format: "%.\(decimals)f", value)
             return Self.groupThousands(text)
         }

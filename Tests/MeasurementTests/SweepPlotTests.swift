@@ -47,4 +47,24 @@ import Testing
         #expect(scale.ticks.allSatisfy { ($0 / scale.step).rounded() * scale.step == $0 })
         #expect(scale.ticks.count >= 3 && scale.ticks.count <= 11)
     }
+
+    /// A row's mean and interval resolve the row's own interval, not only the axis' step: a
+    /// variant at 0.120 [0.103, 0.137] on an axis stepping by 1 reads so, not 0.1 [0.1, 0.1].
+    @Test func aNarrowIntervalKeepsItsDigits() {
+        let scale = SweepPlot.Scale(values: [0, 4.2], from: 0, to: 100)
+        #expect(scale.step == 1 && scale.decimals == 0)
+        let extra = scale.extraDecimals(resolving: 0.017)
+        #expect(scale.label(0.1204, extra: extra) == "0.120")
+        #expect(scale.label(0.1034, extra: extra) == "0.103")
+        // Wide intervals keep the one decimal beyond the ticks; none is 0 wide or NaN.
+        #expect(scale.extraDecimals(resolving: 5) == 1)
+        #expect(scale.extraDecimals(resolving: 0.5) == 2)
+        #expect(scale.extraDecimals(resolving: 0) == 1)
+        #expect(scale.extraDecimals(resolving: .nan) == 1)
+        let wide = SweepPlot.Scale(values: [4_000, 68_000], from: 0, to: 100)
+        #expect(wide.extraDecimals(resolving: 1_091) == 1)
+        #expect(wide.label(66_799.63, extra: 1) == "66,799.6")
+        // At most six decimals in all.
+        #expect(scale.extraDecimals(resolving: 1e-12) == 6)
+    }
 }
