@@ -117,6 +117,19 @@ import Testing
         #expect(b.server.compact(at: 111, maxOfflineNs: 50).expiredIdents == [identA])
         b.server.noteSeen(identA, at: 120, locked: nil)
         #expect(b.server.clientFiles[Int(identA)]?.expired == true)
+        // An UPLOAD from an expired file (a session the server expired under it, as in the
+        // reference's Sync_ServerHistoryCompaction_ExpiredAtUploadTime) is refused with 222.
+        guard
+            case .upload(let entries, _) = ServerFileTests.write(
+                &a.client, key: 1, value: 1, at: 1, id: 1)
+        else {
+            Issue.record("a write in an active session uploads")
+            return
+        }
+        let refused = b.server.integrate(
+            upload: entries, from: identA, transformer: &a.transformer, nextSalt: { 1 })
+        #expect(refused.error?.code == .clientFileExpired)
+        #expect(refused.integratedWriteIDs.isEmpty)
         b.client.disconnect()
         #expect(b.connect()?.code == .clientFileExpired)
     }
