@@ -31,6 +31,8 @@ public struct RunResult: Sendable {
     public var serverObjects: UInt64
     /// Sum over server files of the final server version.
     public var serverVersions: UInt64
+    /// Every client reset's duration (`World.resetDurationsNs`), in the order they ended.
+    public var resetDurationsNs: [UInt64]
     /// History entries all server files held at the end (after healing), and the most they
     /// held at once during the run proper.
     public var serverHistoryEntries: UInt64
@@ -57,6 +59,7 @@ public struct RunResult: Sendable {
         serverVersions = world.servers.reduce(0) { $0 + $1.currentVersion }
         serverHistoryEntries = world.servers.reduce(0) { $0 + UInt64($1.history.count) }
         serverHistoryEntriesPeak = UInt64(world.historyEntriesPeak)
+        resetDurationsNs = world.resetDurationsNs
     }
 
     public var passed: Bool { failures.isEmpty }

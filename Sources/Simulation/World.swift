@@ -46,6 +46,9 @@ struct ClientSlot {
     var messagesUntilLoss: UInt32 = 0
     let skewMs: Int64
     var counters = ClientCounters()
+    /// When the client reset under way began (the error that started it reached the client),
+    /// until the client syncs again; nil when no reset is under way.
+    var resetSince: UInt64?
 }
 
 /// Deterministic per-client counters.
@@ -64,6 +67,9 @@ public struct ClientCounters: Sendable, Equatable {
     public var resetFallbacks: UInt64 = 0
     public var messagesLost: UInt64 = 0
     public var connections: UInt64 = 0
+    /// Simulated time this client spent in client resets: from the error that started each
+    /// to its next active session (see `World.resetDurationsNs`).
+    public var resetDowntimeNs: UInt64 = 0
     public init() {}
 }
 
@@ -126,6 +132,11 @@ public final class World {
 
     var counters = WorldCounters()
     var failures: [String] = []
+    /// Every client reset's duration, in the order they ended: from the error that started it
+    /// (the first, when it restarted) to the client's next active session, the time the file
+    /// could not sync. Offline periods, the app's relaunch (manual handling `nextLaunch`) and
+    /// retries after a reset cycle count in it.
+    var resetDurationsNs: [UInt64] = []
     /// History entries all server files hold now, and the most they held at once before
     /// healing (whose burst of uploads from every client at once is the check's, not the
     /// scenario's).
@@ -653,6 +664,7 @@ public final class World {
                 "client \(client): client reset required (\(cause.rawValue) \(cause.name)), mode \(clients[slot].sync.resetMode.rawValue)"
             )
             digest.fold(0xC0 | UInt64(client) << 8, UInt64(cause.rawValue))
+            if clients[slot].resetSince == nil { clients[slot].resetSince = now }
             if reaction.integrationFailure {
                 failures.append(
                     "client \(client) could not integrate a download (merge or apply failed)")
@@ -670,6 +682,13 @@ public final class World {
             return
         }
         if clients[slot].sync.session == .active {
+            if let since = clients[slot].resetSince {
+                // Syncing again: the reset is over, whichever way it went (recovered,
+                // discarded, or a new file after the app's file action).
+                clients[slot].resetSince = nil
+                resetDurationsNs.append(now - since)
+                clients[slot].counters.resetDowntimeNs += now - since
+            }
             clients[slot].backoffFailures = 0
             if !clients[slot].writing && !healing {
                 clients[slot].writing = true

@@ -122,6 +122,7 @@ enum RunRecordBuilder {
             .integer("clientsReset", Int64(result.clientsThatReset)),
             .real("resetsPerClientPerDay", result.resetsPerClientPerDay),
         ]
+        metrics += Summary.of(result.resetDurationsNs).metrics(base: "resetDurationNs")
         for (cause, count) in result.resetsByCause {
             metrics.append(.integer("resets\(cause.rawValue)", Int64(count)))
         }
@@ -188,6 +189,7 @@ enum RunRecordBuilder {
             .integer("resetFallbacks", Int64(counters.resetFallbacks)),
             .integer("messagesLost", Int64(counters.messagesLost)),
             .integer("connections", Int64(counters.connections)),
+            .integer("resetDowntimeNs", Int64(counters.resetDowntimeNs)),
         ]
         return metrics
     }
@@ -256,6 +258,14 @@ enum RunSummaryPrinter {
             breakdown(RecoveryDropReason.allCases.map(\.name), counters.recoveryDrops)
                 + ", \(counters.listsCopied) lists copied")
         line("  resets per client per day", format(result.resetsPerClientPerDay, 3))
+        let durations = Summary.of(result.resetDurationsNs)
+        let seconds = { (ns: Double) in format(ns / 1e9, 1) + " s" }
+        line(
+            "  time to sync again",
+            durations.count == 0
+                ? "no resets"
+                : "median \(seconds(durations.p50)), p95 \(seconds(durations.p95)), max \(seconds(durations.max)) over \(durations.count) resets"
+        )
         line(
             "  faults",
             "\(result.counters.restores) restores, \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups"

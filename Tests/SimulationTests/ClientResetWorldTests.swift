@@ -66,6 +66,13 @@ extension RunResult {
         if mode != .manual {
             #expect(counters.beforeResetCallbacks == counters.resets)
         }
+        // One duration per reset (each file synced again), the clients' downtimes their sum;
+        // every mode here takes a round trip or two (manual handling is `immediately`).
+        let durations = result.resetDurationsNs
+        #expect(UInt64(durations.count) == counters.resets)
+        #expect(durations.allSatisfy { $0 > 0 })
+        #expect(result.clients.reduce(0) { $0 + $1.resetDowntimeNs } == durations.reduce(0, +))
+        #expect(durations.sorted()[durations.count / 2] < 60 * 1_000_000_000)
     }
 
     /// Atlas needs a termination for a breaking change: every client resets, and every
@@ -77,7 +84,8 @@ extension RunResult {
         let world = World(scenario: scenario, seed: 5)
         let result = world.run()
         #expect(result.passed, "\(result.failures)")
-        let schemaMismatch = result.counters.resetFallbacks[ResetFallbackReason.schemaMismatch.rawValue]
+        let schemaMismatch = result.counters.resetFallbacks[
+            ResetFallbackReason.schemaMismatch.rawValue]
         #expect(schemaMismatch == 40)
         #expect(result.resetsManual == 40)
         #expect(result.counters.afterResetCallbacks == 0)
@@ -127,6 +135,10 @@ extension RunResult {
         #expect(first.ledgerTotals == second.ledgerTotals)
         #expect(first.resetsManual >= 40)
         #expect(first.ledgerBalances)
+        // The file syncs again only after the app's relaunch (600 s on average).
+        let durations = first.resetDurationsNs.sorted()
+        #expect(UInt64(durations.count) == first.counters.resets)
+        #expect(durations[durations.count / 2] > 60 * 1_000_000_000)
     }
 
     /// Half the partitions lose access for a while: their users' sessions end with 206, the
@@ -161,7 +173,9 @@ extension RunResult {
         let result = World(scenario: scenario, seed: 2).run()
         #expect(result.passed, "\(result.failures)")
         #expect(result.resetsManual > 0)
-        #expect(result.healingDurationNs < 600 * 1_000_000_000, "healing took \(result.healingDurationNs) ns")
+        #expect(
+            result.healingDurationNs < 600 * 1_000_000_000,
+            "healing took \(result.healingDurationNs) ns")
     }
 
     /// The log shows what happened, in simulated time, and changes nothing.
@@ -175,7 +189,8 @@ extension RunResult {
         let logged = world.run()
         #expect(logged.traceDigest == quiet.traceDigest)
         #expect(lines.all.contains { $0.contains("fault: terminateSync") })
-        #expect(lines.all.contains { $0.contains("client reset required (208 bad_client_file_ident)") })
+        #expect(
+            lines.all.contains { $0.contains("client reset required (208 bad_client_file_ident)") })
         #expect(lines.all.contains { $0.hasPrefix("[1h23m20.000s] info   fault: terminateSync") })
         #expect(!lines.all.contains { $0.contains(" debug ") || $0.contains(" detail ") })
         let resets = lines.all.filter { $0.contains("client reset complete") }.count
