@@ -137,6 +137,8 @@ public final class World {
     /// could not sync. Offline periods, the app's relaunch (manual handling `nextLaunch`) and
     /// retries after a reset cycle count in it.
     var resetDurationsNs: [UInt64] = []
+    /// Client resets begun (each counted at its first error).
+    var resetsStarted: UInt64 = 0
     /// History entries all server files hold now, and the most they held at once before
     /// healing (whose burst of uploads from every client at once is the check's, not the
     /// scenario's).
@@ -220,6 +222,7 @@ public final class World {
         let end = Time.nanoseconds(seconds: Double(scenario.durationSeconds))
         queue.schedule(at: end, .healingStart)
         let healingLimit = end + Time.nanoseconds(seconds: Double(scenario.healing.secondsMax))
+        timelineNextNs = timelineIntervalNs
         while let event = queue.popNext() {
             precondition(event.time >= now, "time went backwards")
             if healing, event.time > healingLimit {
@@ -227,6 +230,10 @@ public final class World {
                     "not quiescent \(scenario.healing.secondsMax) s after healing began (\(queue.count + 1) events pending)"
                 )
                 break
+            }
+            while timelineIntervalNs != 0, event.time >= timelineNextNs {
+                sampleTimeline(endingAt: timelineNextNs)
+                timelineNextNs += timelineIntervalNs
             }
             now = event.time
             step(event)
@@ -242,6 +249,7 @@ public final class World {
                 break
             }
         }
+        if timelineIntervalNs != 0 { sampleTimeline(endingAt: now) }
         let result = finish(healingStartedAt: end)
         if checkpointInterval != 0 {
             // The run's own digest, final state folded in.
@@ -258,8 +266,51 @@ public final class World {
     /// The checkpoints taken, in event order; the last is the run's trace digest at its end.
     public private(set) var checkpoints: [TraceCheckpoint] = []
 
+    /// Sample the timeline every this many simulated nanoseconds (0: no timeline). Set before
+    /// `run()`; the timeline never changes a run.
+    public var timelineIntervalNs: UInt64 = 0
+    /// The timeline's samples, one per interval, and a last one for the rest of the run.
+    public private(set) var timeline: [TimelineSample] = []
+    var timelineNextNs: UInt64 = 0
+    var timelineTotals = TimelineTotals()
+    var timelineEvents: [String] = []
+
     /// The sync log (off unless set before `run()`).
     public var syncLog: SyncLog?
+
+    /// Appends the timeline's sample of the interval ending at `end`: the counts since the
+    /// previous sample, and the state now. Reads the world only.
+    func sampleTimeline(endingAt end: UInt64) {
+        var totals = TimelineTotals()
+        var sample = TimelineSample(endNs: end)
+        for client in clients {
+            totals.writesMade += client.counters.writesMade
+            if client.online { sample.clientsOnline += 1 }
+            if client.sync.session == .active { sample.clientsSyncing += 1 }
+            if client.resetSince != nil { sample.clientsInReset += 1 }
+        }
+        totals.uploads = counters.uploads
+        totals.downloads = counters.downloads
+        totals.changesetsIntegrated = counters.changesetsIntegrated
+        totals.resetsStarted = resetsStarted
+        totals.resetsEnded = UInt64(resetDurationsNs.count)
+        totals.clientFilesExpired = counters.clientFilesExpired
+        totals.messagesLost = counters.messagesLost
+        let last = timelineTotals
+        sample.writesMade = totals.writesMade - last.writesMade
+        sample.uploads = totals.uploads - last.uploads
+        sample.downloads = totals.downloads - last.downloads
+        sample.changesetsIntegrated = totals.changesetsIntegrated - last.changesetsIntegrated
+        sample.resetsStarted = totals.resetsStarted - last.resetsStarted
+        sample.resetsEnded = totals.resetsEnded - last.resetsEnded
+        sample.clientFilesExpired = totals.clientFilesExpired - last.clientFilesExpired
+        sample.messagesLost = totals.messagesLost - last.messagesLost
+        sample.events = timelineEvents
+        sample.serverHistoryEntries = UInt64(historyEntries)
+        timeline.append(sample)
+        timelineTotals = totals
+        timelineEvents = []
+    }
 
     /// Logs `message` when `level` is enabled; the message is built only then.
     @inline(__always)
@@ -664,7 +715,10 @@ public final class World {
                 "client \(client): client reset required (\(cause.rawValue) \(cause.name)), mode \(clients[slot].sync.resetMode.rawValue)"
             )
             digest.fold(0xC0 | UInt64(client) << 8, UInt64(cause.rawValue))
-            if clients[slot].resetSince == nil { clients[slot].resetSince = now }
+            if clients[slot].resetSince == nil {
+                clients[slot].resetSince = now
+                resetsStarted += 1
+            }
             if reaction.integrationFailure {
                 failures.append(
                     "client \(client) could not integrate a download (merge or apply failed)")
@@ -872,6 +926,7 @@ public final class World {
     func fault(_ fault: FaultSpec) {
         guard !healing else { return }
         logEvent(.info, "fault: \(fault.kind.rawValue)")
+        if timelineIntervalNs != 0 { timelineEvents.append(fault.kind.rawValue) }
         digest.fold(0xFA, UInt64(FaultKind.allCases.firstIndex(of: fault.kind)! + 1))
         switch fault.kind {
         case .restoreFromBackup:
@@ -939,6 +994,7 @@ public final class World {
     func startHealing() {
         logEvent(.info, "healing: faults off, every client online")
         healing = true
+        if timelineIntervalNs != 0 { timelineEvents.append("healing") }
         for partition in accessDenied.indices { accessDenied[partition] = false }
         // Apps relaunch: pending manual resets run their file action now.
         for index in clients.indices where clients[index].sync.session == .inactive {

@@ -65,6 +65,17 @@ public struct RunCommand: ParsableCommand {
             """, valueName: "N"))
     public var checkpointInterval: UInt64?
 
+    @Option(
+        name: .customLong("timeline"),
+        help: ArgumentHelp(
+            """
+            Write DIR/timeline.csv: per interval of simulated time (seconds, or a number with \
+            s, m, h or d), what happened in it (writes, uploads, resets begun and ended, \
+            faults) and the state at its end (clients online, syncing, in a reset; history \
+            held). Never changes a run.
+            """, valueName: "I"))
+    public var timelineInterval: String?
+
     @Option(name: .customLong("out"), help: "The results directory (created if missing).")
     public var outputDirectory: String = "out"
 
@@ -80,6 +91,11 @@ public struct RunCommand: ParsableCommand {
         }
         try CommandSupport.validate(settings: settings)
         try CommandSupport.validate(checkpointInterval: checkpointInterval)
+        if let timelineInterval, RunCommand.parseDuration(timelineInterval) == nil {
+            throw ValidationError(
+                "--timeline '\(timelineInterval)' is not an interval; give whole seconds (600) or a number with s, m, h or d (10m, 1h), from 1 s to 366d."
+            )
+        }
         if let backupInterval, RunCommand.parseBackupInterval(backupInterval) == nil {
             throw ValidationError(
                 "--backup-interval '\(backupInterval)' is not an interval; give 0 (no backups), whole seconds (3600) or a number with s, m, h or d (30m, 6h, 1d), at most 366d."
@@ -114,6 +130,12 @@ public struct RunCommand: ParsableCommand {
             resetMode: resetMode,
             backupIntervalSeconds: backupInterval.flatMap(RunCommand.parseBackupInterval))
         let runSeed = seed ?? loaded.seed
+        let timelineSeconds = timelineInterval.flatMap(RunCommand.parseDuration)
+        if let timelineSeconds, loaded.durationSeconds / timelineSeconds > Self.timelineRowsMax {
+            throw ValidationError(
+                "--timeline \(timelineInterval!) would write more than \(Self.timelineRowsMax) rows for a run of \(loaded.durationSeconds) s; give a longer interval."
+            )
+        }
         print(
             "seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
@@ -124,6 +146,7 @@ public struct RunCommand: ParsableCommand {
         let started = ContinuousClock.now
         let world = World(scenario: loaded, seed: runSeed)
         world.checkpointInterval = checkpointInterval ?? 0
+        world.timelineIntervalNs = timelineSeconds.map { $0 * 1_000_000_000 } ?? 0
         if logLevel != .off {
             world.syncLog = SyncLog(level: logLevel) { line in
                 FileHandle.standardError.write(Data((line + "\n").utf8))
@@ -139,8 +162,14 @@ public struct RunCommand: ParsableCommand {
         try CommandSupport.writeResults(outputDirectory, store: store) {
             () throws(MeasurementError) in
             try store.insert(record)
-            guard checkpointInterval != nil else { return [] }
-            return [("checkpoints.csv", Self.checkpointsText(world.checkpoints))]
+            var files: [(String, String)] = []
+            if checkpointInterval != nil {
+                files.append(("checkpoints.csv", Self.checkpointsText(world.checkpoints)))
+            }
+            if timelineSeconds != nil {
+                files.append(("timeline.csv", TimelineSample.csv(world.timeline)))
+            }
+            return files
         }
 
         if !quiet {
@@ -149,6 +178,11 @@ public struct RunCommand: ParsableCommand {
             if let checkpointInterval {
                 print(
                     "Checkpoints: \(outputDirectory)/checkpoints.csv (\(world.checkpoints.count), every \(checkpointInterval) events and at the end)"
+                )
+            }
+            if let timelineSeconds {
+                print(
+                    "Timeline: \(outputDirectory)/timeline.csv (\(world.timeline.count) rows, every \(timelineSeconds) s and the rest of the run)"
                 )
             }
         }
@@ -162,6 +196,9 @@ public struct RunCommand: ParsableCommand {
             throw ExitCode(1)
         }
     }
+
+    /// The most rows `--timeline` may write (a run's duration over the interval).
+    static let timelineRowsMax: UInt64 = 1_000_000
 
     /// `checkpoints.csv` (`RunComparison.Checkpoint.text`, which `compare` reads back).
     static func checkpointsText(_ checkpoints: [TraceCheckpoint]) -> String {

@@ -20,10 +20,14 @@ import Testing
         let second = try temporaryDirectory()
         let other = try temporaryDirectory()
         #expect(status(["run", "--seed", "11", "--out", first] + Self.small) == 0)
-        // Checkpoints change no result: the second run takes them.
+        // Checkpoints and the timeline change no result: the second run takes them.
         #expect(
-            status(["run", "--seed", "11", "--out", second, "--checkpoints", "1000"] + Self.small)
-                == 0)
+            status(
+                [
+                    "run", "--seed", "11", "--out", second, "--checkpoints", "1000", "--timeline",
+                    "30m",
+                ]
+                    + Self.small) == 0)
         #expect(status(["run", "--seed", "12", "--out", other] + Self.small) == 0)
         let checkpoints = try #require(csvColumn("trace_digest", in: "\(second)/checkpoints.csv"))
         let events = try #require(csvColumn("events", in: "\(second)/checkpoints.csv"))
@@ -32,6 +36,20 @@ import Testing
         #expect(csvColumn("events_count", in: "\(second)/runs.csv") == [events.last!])
         #expect(csvColumn("trace_digest", in: "\(second)/runs.csv") == [checkpoints.last!])
         #expect(!FileManager.default.fileExists(atPath: "\(first)/checkpoints.csv"))
+        // The timeline: four half hours and the rest (healing); its counts add up to the run's.
+        let timeline = "\(second)/timeline.csv"
+        let ends = try #require(csvColumn("end_seconds", in: timeline))
+        #expect(ends.prefix(4) == ["1800.000", "3600.000", "5400.000", "7200.000"])
+        #expect(ends.count == 5 && Double(ends[4])! >= 7_200)
+        #expect(csvColumn("events", in: timeline)?.last == "healing")
+        #expect(csvColumn("clients_in_reset", in: timeline)?.last == "0")
+        for (column, total) in [
+            ("uploads", "uploads"), ("writes_made", "writes_made"), ("resets_ended", "resets"),
+            ("resets_started", "resets"), ("messages_lost", "messages_lost"),
+        ] {
+            let sum = try #require(csvColumn(column, in: timeline)).reduce(0) { $0 + Int($1)! }
+            #expect(csvColumn(total, in: "\(second)/runs.csv") == [String(sum)], "\(column)")
+        }
         for table in ["runs", "clients"] {
             let a = try #require(bytes("\(first)/\(table).csv"))
             #expect(a == bytes("\(second)/\(table).csv"), "\(table).csv differs for the same seed")
@@ -64,6 +82,8 @@ import Testing
         #expect(status(["run", "--duration", "400d"]) == 64)
         #expect(status(["run", "--seed", "-1"]) == 64)
         #expect(status(["run", "--checkpoints", "0"]) == 64)
+        #expect(status(["run", "--timeline", "0"]) == 64)
+        #expect(status(["run", "--timeline", "1s", "--duration", "366d", "--quiet"]) == 64)
     }
 
     @Test func anOutputPathThatIsAFileExits3AndIsUntouched() throws {

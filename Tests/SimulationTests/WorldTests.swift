@@ -134,11 +134,22 @@ func smallScenario(durationSeconds: UInt64 = 7_200) -> Scenario {
         scenario.faults = [FaultSpec(kind: .restoreFromBackup, atSeconds: 2_700)]
         let world = World(scenario: scenario, seed: 3)
         world.scriptedConnectivity = true
+        world.timelineIntervalNs = 900 * 1_000_000_000
         for client in stride(from: UInt32(0), to: 40, by: 2) {
             world.schedule(client: client, online: false, atSeconds: 1_500)
             world.schedule(client: client, online: true, atSeconds: 3_000)
         }
         let result = world.run()
+        // The timeline places the restore and its resets in the quarter hour from 2,700 s.
+        let timeline = world.timeline
+        #expect(timeline.count == 7)
+        #expect(timeline[3].endNs == 3_600 * 1_000_000_000)
+        #expect(timeline[3].events == ["restoreFromBackup"])
+        #expect(timeline[6].events == ["healing"])
+        #expect(timeline.reduce(0) { $0 + $1.resetsStarted } == 20)
+        #expect(timeline.reduce(0) { $0 + $1.resetsEnded } == 20)
+        #expect(timeline[0..<3].allSatisfy { $0.resetsStarted == 0 && $0.clientsInReset == 0 })
+        #expect(timeline.last!.clientsInReset == 0 && timeline.last!.clientsSyncing == 40)
         #expect(result.passed, "\(result.failures)")
         #expect(result.counters.restores == 1)
         for client in 0..<40 {
