@@ -33,44 +33,34 @@ public struct TimelineSample: Sendable, Equatable {
 
     public init(endNs: UInt64) { self.endNs = endNs }
 
-    /// `timeline.csv`'s header.
-    public static let header = [
-        "end_seconds", "writes_made", "uploads", "downloads", "changesets_integrated",
-        "resets_started", "resets_ended", "client_files_expired", "messages_lost", "events",
-        "clients_online", "clients_syncing", "clients_in_reset", "server_history_entries",
+    /// The names of `figures`, snake_case (the columns of `timeline.csv` after `end_ns`).
+    public static let figureColumns = [
+        "writes_made", "uploads", "downloads", "changesets_integrated", "resets_started",
+        "resets_ended", "client_files_expired", "messages_lost", "clients_online",
+        "clients_syncing", "clients_in_reset", "server_history_entries",
     ]
 
-    /// The sample as `timeline.csv`'s fields, in `header` order. The end is in seconds with
-    /// three decimals (the last interval may end at any nanosecond).
-    public var fields: [String] {
-        let millis = (endNs + 500_000) / 1_000_000
-        let seconds = "\(millis / 1_000).\(String(millis % 1_000 + 1_000).dropFirst())"
-        return [
-            seconds, String(writesMade), String(uploads), String(downloads),
-            String(changesetsIntegrated), String(resetsStarted), String(resetsEnded),
-            String(clientFilesExpired), String(messagesLost), events.joined(separator: ";"),
-            String(clientsOnline), String(clientsSyncing), String(clientsInReset),
-            String(serverHistoryEntries),
+    /// The counts and the state figures, in `figureColumns` order.
+    public var figures: [UInt64] {
+        [
+            writesMade, uploads, downloads, changesetsIntegrated, resetsStarted, resetsEnded,
+            clientFilesExpired, messagesLost, clientsOnline, clientsSyncing, clientsInReset,
+            serverHistoryEntries,
         ]
     }
 
-    /// `timeline.csv`: the header and one line per sample (no field needs quoting: events
-    /// are identifiers joined by `;`).
-    public static func csv(_ samples: [TimelineSample]) -> String {
-        var text = header.joined(separator: ",") + "\n"
-        for sample in samples { text += sample.fields.joined(separator: ",") + "\n" }
-        return text
+    /// These counts, as running totals since the run began, less `earlier`'s: the counts of
+    /// the interval between them. The state figures and the events are left as they are.
+    func counts(since earlier: TimelineSample) -> TimelineSample {
+        var interval = self
+        interval.writesMade -= earlier.writesMade
+        interval.uploads -= earlier.uploads
+        interval.downloads -= earlier.downloads
+        interval.changesetsIntegrated -= earlier.changesetsIntegrated
+        interval.resetsStarted -= earlier.resetsStarted
+        interval.resetsEnded -= earlier.resetsEnded
+        interval.clientFilesExpired -= earlier.clientFilesExpired
+        interval.messagesLost -= earlier.messagesLost
+        return interval
     }
-}
-
-/// The running totals the timeline takes differences of.
-struct TimelineTotals {
-    var writesMade: UInt64 = 0
-    var uploads: UInt64 = 0
-    var downloads: UInt64 = 0
-    var changesetsIntegrated: UInt64 = 0
-    var resetsStarted: UInt64 = 0
-    var resetsEnded: UInt64 = 0
-    var clientFilesExpired: UInt64 = 0
-    var messagesLost: UInt64 = 0
 }

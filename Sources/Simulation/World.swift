@@ -272,7 +272,8 @@ public final class World {
     /// The timeline's samples, one per interval, and a last one for the rest of the run.
     public private(set) var timeline: [TimelineSample] = []
     var timelineNextNs: UInt64 = 0
-    var timelineTotals = TimelineTotals()
+    /// The running totals at the last sample.
+    var timelineTotals = TimelineSample(endNs: 0)
     var timelineEvents: [String] = []
 
     /// The sync log (off unless set before `run()`).
@@ -281,13 +282,12 @@ public final class World {
     /// Appends the timeline's sample of the interval ending at `end`: the counts since the
     /// previous sample, and the state now. Reads the world only.
     func sampleTimeline(endingAt end: UInt64) {
-        var totals = TimelineTotals()
-        var sample = TimelineSample(endNs: end)
+        var totals = TimelineSample(endNs: end)
         for client in clients {
             totals.writesMade += client.counters.writesMade
-            if client.online { sample.clientsOnline += 1 }
-            if client.sync.session == .active { sample.clientsSyncing += 1 }
-            if client.resetSince != nil { sample.clientsInReset += 1 }
+            if client.online { totals.clientsOnline += 1 }
+            if client.sync.session == .active { totals.clientsSyncing += 1 }
+            if client.resetSince != nil { totals.clientsInReset += 1 }
         }
         totals.uploads = counters.uploads
         totals.downloads = counters.downloads
@@ -296,18 +296,9 @@ public final class World {
         totals.resetsEnded = UInt64(resetDurationsNs.count)
         totals.clientFilesExpired = counters.clientFilesExpired
         totals.messagesLost = counters.messagesLost
-        let last = timelineTotals
-        sample.writesMade = totals.writesMade - last.writesMade
-        sample.uploads = totals.uploads - last.uploads
-        sample.downloads = totals.downloads - last.downloads
-        sample.changesetsIntegrated = totals.changesetsIntegrated - last.changesetsIntegrated
-        sample.resetsStarted = totals.resetsStarted - last.resetsStarted
-        sample.resetsEnded = totals.resetsEnded - last.resetsEnded
-        sample.clientFilesExpired = totals.clientFilesExpired - last.clientFilesExpired
-        sample.messagesLost = totals.messagesLost - last.messagesLost
-        sample.events = timelineEvents
-        sample.serverHistoryEntries = UInt64(historyEntries)
-        timeline.append(sample)
+        totals.serverHistoryEntries = UInt64(historyEntries)
+        totals.events = timelineEvents
+        timeline.append(totals.counts(since: timelineTotals))
         timelineTotals = totals
         timelineEvents = []
     }

@@ -91,11 +91,7 @@ public struct RunCommand: ParsableCommand {
         }
         try CommandSupport.validate(settings: settings)
         try CommandSupport.validate(checkpointInterval: checkpointInterval)
-        if let timelineInterval, RunCommand.parseDuration(timelineInterval) == nil {
-            throw ValidationError(
-                "--timeline '\(timelineInterval)' is not an interval; give whole seconds (600) or a number with s, m, h or d (10m, 1h), from 1 s to 366d."
-            )
-        }
+        try CommandSupport.validate(timelineInterval: timelineInterval)
         if let backupInterval, RunCommand.parseBackupInterval(backupInterval) == nil {
             throw ValidationError(
                 "--backup-interval '\(backupInterval)' is not an interval; give 0 (no backups), whole seconds (3600) or a number with s, m, h or d (30m, 6h, 1d), at most 366d."
@@ -130,12 +126,8 @@ public struct RunCommand: ParsableCommand {
             resetMode: resetMode,
             backupIntervalSeconds: backupInterval.flatMap(RunCommand.parseBackupInterval))
         let runSeed = seed ?? loaded.seed
-        let timelineSeconds = timelineInterval.flatMap(RunCommand.parseDuration)
-        if let timelineSeconds, loaded.durationSeconds / timelineSeconds > Self.timelineRowsMax {
-            throw ValidationError(
-                "--timeline \(timelineInterval!) would write more than \(Self.timelineRowsMax) rows for a run of \(loaded.durationSeconds) s; give a longer interval."
-            )
-        }
+        let timelineSeconds = try CommandSupport.timelineSeconds(
+            timelineInterval, durations: [loaded.durationSeconds])
         print(
             "seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
@@ -167,7 +159,7 @@ public struct RunCommand: ParsableCommand {
                 files.append(("checkpoints.csv", Self.checkpointsText(world.checkpoints)))
             }
             if timelineSeconds != nil {
-                files.append(("timeline.csv", TimelineSample.csv(world.timeline)))
+                files.append(("timeline.csv", Self.timelineText(world.timeline)))
             }
             return files
         }
@@ -199,6 +191,17 @@ public struct RunCommand: ParsableCommand {
 
     /// The most rows `--timeline` may write (a run's duration over the interval).
     static let timelineRowsMax: UInt64 = 1_000_000
+
+    /// `timeline.csv`: a header and one record per sample (RFC 4180, as every CSV file here):
+    /// `end_ns`, the figures (`TimelineSample.figureColumns`) and `events`.
+    static func timelineText(_ samples: [TimelineSample]) -> String {
+        CSV.line(["end_ns"] + TimelineSample.figureColumns + ["events"])
+            + samples.map { sample in
+                CSV.line(
+                    [String(sample.endNs)] + sample.figures.map(String.init)
+                        + [sample.events.joined(separator: ";")])
+            }.joined()
+    }
 
     /// `checkpoints.csv` (`RunComparison.Checkpoint.text`, which `compare` reads back).
     static func checkpointsText(_ checkpoints: [TraceCheckpoint]) -> String {
@@ -306,6 +309,28 @@ enum CommandSupport {
                 "--checkpoints 0 takes no checkpoint; give a number of events between checkpoints, e.g. 10000."
             )
         }
+    }
+
+    /// Checks `--timeline I` (run and sweep): an interval `parseDuration` reads.
+    static func validate(timelineInterval: String?) throws {
+        if let timelineInterval, RunCommand.parseDuration(timelineInterval) == nil {
+            throw ValidationError(
+                "--timeline '\(timelineInterval)' is not an interval; give whole seconds (600) or a number with s, m, h or d (10m, 1h), from 1 s to 366d."
+            )
+        }
+    }
+
+    /// The `--timeline` interval in seconds (nil without one), checked against the runs'
+    /// durations: a run's timeline has at most `RunCommand.timelineRowsMax` rows.
+    static func timelineSeconds(_ text: String?, durations: [UInt64]) throws -> UInt64? {
+        guard let text, let seconds = RunCommand.parseDuration(text) else { return nil }
+        let longest = durations.max() ?? 0
+        if longest / seconds > RunCommand.timelineRowsMax {
+            throw ValidationError(
+                "--timeline \(text) would write more than \(RunCommand.timelineRowsMax) rows for a run of \(longest) s; give a longer interval."
+            )
+        }
+        return seconds
     }
 
     /// Checks that every `--set` is `PATH=VALUE`.

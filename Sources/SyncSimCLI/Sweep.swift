@@ -224,6 +224,8 @@ struct SweepPlan {
 struct SweepOutcome: Sendable {
     var result: RunResult
     var checkpoints: [TraceCheckpoint] = []
+    /// Its timeline (with `--timeline`).
+    var timeline: [TimelineSample] = []
     var wall: Duration
 }
 
@@ -237,9 +239,11 @@ enum SweepRunner {
     /// worker thread as each job ends, in whatever order they end, with the number of jobs done
     /// so far (for progress only).
     /// With `checkpointInterval` N > 0, each world takes a checkpoint every N events and at
-    /// the end (`World.checkpointInterval`), which changes no run.
+    /// the end (`World.checkpointInterval`), which changes no run; with `timelineIntervalNs`
+    /// > 0, each keeps its timeline (`World.timelineIntervalNs`), which changes none either.
     static func run(
         _ jobs: [SweepPlan.Job], threads: Int, checkpointInterval: UInt64 = 0,
+        timelineIntervalNs: UInt64 = 0,
         finished: @escaping @Sendable (Int, Int, SweepOutcome) -> Void = { _, _, _ in }
     ) -> [SweepOutcome] {
         precondition(threads >= 1, "a sweep needs at least one thread")
@@ -255,10 +259,11 @@ enum SweepRunner {
                     let started = ContinuousClock.now
                     let world = World(scenario: job.scenario, seed: job.seed)
                     world.checkpointInterval = checkpointInterval
+                    world.timelineIntervalNs = timelineIntervalNs
                     let result = world.run()
                     let outcome = SweepOutcome(
                         result: result, checkpoints: world.checkpoints,
-                        wall: ContinuousClock.now - started)
+                        timeline: world.timeline, wall: ContinuousClock.now - started)
                     shared.outcomes.withLock { $0[index] = outcome }
                     finished(index, shared.done.add(1, ordering: .relaxed).newValue, outcome)
                 }

@@ -88,6 +88,16 @@ public struct SweepCommand: ParsableCommand {
             """, valueName: "N"))
     public var checkpointInterval: UInt64?
 
+    @Option(
+        name: .customLong("timeline"),
+        help: ArgumentHelp(
+            """
+            Write DIR/timelines/variant-V-seed-S.csv for every run, as `run --timeline I` \
+            writes it, and DIR/sweep_timeline.csv: each variant's timeline averaged over its \
+            seeds, interval by interval.
+            """, valueName: "I"))
+    public var timelineInterval: String?
+
     @Option(help: "Worlds run at once (1 ... 256). Default: the number of cores.")
     public var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
@@ -143,6 +153,7 @@ public struct SweepCommand: ParsableCommand {
             )
         }
         try CommandSupport.validate(checkpointInterval: checkpointInterval)
+        try CommandSupport.validate(timelineInterval: timelineInterval)
         if !(1...256).contains(jobs) {
             throw ValidationError(
                 "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
@@ -191,6 +202,9 @@ public struct SweepCommand: ParsableCommand {
             "sweep: scenario=\(loaded.name) seeds=\(runSeeds.first!)-\(runSeeds.last!)\(shard.map { " shard=\($0.text) of \(seedList.first!)-\(seedList.last!)" } ?? "") variants=\(variants.count) runs=\(jobs.count) jobs=\(self.jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
 
+        let timelineSeconds = try CommandSupport.timelineSeconds(
+            timelineInterval, durations: variants.map(\.scenario.durationSeconds))
+
         // Fail before simulating if the results cannot be written.
         let store = try CommandSupport.openStore(outputDirectory)
 
@@ -199,7 +213,8 @@ public struct SweepCommand: ParsableCommand {
         let titles = variants.map(plan.title)
         let total = jobs.count
         let outcomes = SweepRunner.run(
-            jobs, threads: self.jobs, checkpointInterval: checkpointInterval ?? 0
+            jobs, threads: self.jobs, checkpointInterval: checkpointInterval ?? 0,
+            timelineIntervalNs: (timelineSeconds ?? 0) * 1_000_000_000
         ) { index, done, outcome in
             guard !quiet else { return }
             let job = jobs[index]
@@ -237,6 +252,26 @@ public struct SweepCommand: ParsableCommand {
                 ("sweep.csv", try store.csv(.sweep, sweepId: sweepId)),
                 ("sweep_paired.csv", try store.csv(.sweepPaired, sweepId: sweepId)),
             ]
+            if timelineSeconds != nil {
+                try OutputDirectory.prepare("\(outputDirectory)/timelines")
+                for (job, outcome) in zip(jobs, outcomes) {
+                    files.append(
+                        (
+                            SweepTimeline.file(variant: job.variant, seed: job.seed),
+                            RunCommand.timelineText(outcome.timeline)
+                        ))
+                }
+                let timelines = variants.indices.map { variant in
+                    outcomes[variant * runSeeds.count..<(variant + 1) * runSeeds.count]
+                        .map(\.timeline)
+                }
+                files.append(
+                    (
+                        "sweep_timeline.csv",
+                        SweepTimeline.text(
+                            labels: sweepVariants.map(\.labels), timelines: timelines)
+                    ))
+            }
             if checkpointInterval != nil {
                 try OutputDirectory.prepare("\(outputDirectory)/checkpoints")
                 for (job, outcome) in zip(jobs, outcomes) {

@@ -38,9 +38,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(first)/checkpoints.csv"))
         // The timeline: four half hours and the rest (healing); its counts add up to the run's.
         let timeline = "\(second)/timeline.csv"
-        let ends = try #require(csvColumn("end_seconds", in: timeline))
-        #expect(ends.prefix(4) == ["1800.000", "3600.000", "5400.000", "7200.000"])
-        #expect(ends.count == 5 && Double(ends[4])! >= 7_200)
+        let ends = try #require(csvColumn("end_ns", in: timeline))
+        #expect(Array(ends.prefix(4)) == ["1800", "3600", "5400", "7200"].map { $0 + "000000000" })
+        #expect(ends.count == 5 && UInt64(ends[4])! >= 7_200_000_000_000)
         #expect(csvColumn("events", in: timeline)?.last == "healing")
         #expect(csvColumn("clients_in_reset", in: timeline)?.last == "0")
         for (column, total) in [

@@ -18,8 +18,10 @@ import Testing
             try directories.make(), try directories.make(), try directories.make()
         )
         #expect(syncsimStatus(Self.sweep + ["--out", plain]) == 0)
-        #expect(syncsimStatus(Self.sweep + ["--checkpoints", "300", "--out", checked]) == 0)
-        // Checkpoints change no run.
+        #expect(
+            syncsimStatus(
+                Self.sweep + ["--checkpoints", "300", "--timeline", "30m", "--out", checked]) == 0)
+        // Checkpoints and timelines change no run.
         for file in ["runs.csv", "clients.csv", "sweep.csv"] {
             #expect(fileBytes("\(plain)/\(file)") == fileBytes("\(checked)/\(file)"), "\(file)")
         }
@@ -33,10 +35,30 @@ import Testing
         #expect(
             syncsimStatus([
                 "run", "--seed", "2", "--clients", "6", "--duration", "2h", "--backup-interval",
-                "1h", "--checkpoints", "300", "--quiet", "--out", single,
+                "1h", "--checkpoints", "300", "--timeline", "30m", "--quiet", "--out", single,
             ]) == 0)
         let fromRun = try #require(fileBytes(single + "/checkpoints.csv"))
         #expect(fileBytes(checked + "/checkpoints/variant-1-seed-2.csv") == fromRun)
+        let timelineFromRun = try #require(fileBytes(single + "/timeline.csv"))
+        #expect(fileBytes(checked + "/timelines/variant-1-seed-2.csv") == timelineFromRun)
+        // sweep_timeline.csv: per variant, four half hours and the rest, each the mean of the
+        // variant's two runs.
+        let summary = checked + "/sweep_timeline.csv"
+        #expect(
+            csvColumn("variant", in: summary) == ["0", "0", "0", "0", "0", "1", "1", "1", "1", "1"])
+        #expect(csvColumn("interval", in: summary)?.prefix(5) == ["0", "1", "2", "3", "4"])
+        #expect(csvColumn("runs", in: summary)?.allSatisfy { $0 == "2" } == true)
+        #expect(csvColumn("events", in: summary)?.last == "healing")
+        let uploads = try [1, 2].map { seed in
+            try #require(
+                csvColumn("uploads", in: checked + "/timelines/variant-1-seed-\(seed).csv"))
+        }
+        let means = try #require(csvColumn("uploads_mean", in: summary))
+        for interval in 0..<5 {
+            let mean = Double(Int(uploads[0][interval])! + Int(uploads[1][interval])!) / 2
+            #expect(means[5 + interval] == CSV.real(mean), "interval \(interval)")
+        }
+        #expect(syncsimStatus(Self.sweep + ["--timeline", "0", "--out", single]) == 64)
         #expect(syncsimStatus(Self.sweep + ["--checkpoints", "0", "--out", single]) == 64)
 
         // A lossier sweep with checkpoints: each differing pair's files say where it parts.

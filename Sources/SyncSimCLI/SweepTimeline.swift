@@ -1,0 +1,47 @@
+//! `sweep --timeline I`: every run's timeline (`timelines/variant-V-seed-S.csv`, as
+//! `run --timeline I` writes it) and `sweep_timeline.csv`, the variants' timelines averaged
+//! over their seeds interval by interval: the shape of a reset storm across seeds.
+
+import Measurement
+import Simulation
+
+enum SweepTimeline {
+    /// One run's timeline file, relative to the sweep's results directory.
+    static func file(variant: Int, seed: UInt64) -> String {
+        "timelines/variant-\(variant)-seed-\(seed).csv"
+    }
+
+    /// `sweep_timeline.csv`: per variant (in order) and interval (`interval` from 0; the last
+    /// is the rest of the run), the variant's label columns, `runs` (seeds with that row),
+    /// the mean over them of `end_ns` and of every figure (`<column>_mean`, six decimals), and
+    /// `events`: the events any of them had in it, in order of first appearance.
+    /// `timelines[v]` holds variant `v`'s runs' timelines in seed order.
+    static func text(labels: [[SweepLabel]], timelines: [[[TimelineSample]]]) -> String {
+        let labelColumns = labels.first?.map(\.column) ?? []
+        var text = CSV.line(
+            ["variant"] + labelColumns + ["interval", "runs", "end_ns_mean"]
+                + TimelineSample.figureColumns.map { $0 + "_mean" } + ["events"])
+        for (variant, runs) in timelines.enumerated() {
+            let rows = runs.map(\.count).max() ?? 0
+            for interval in 0..<rows {
+                let samples = runs.compactMap { interval < $0.count ? $0[interval] : nil }
+                let count = Double(samples.count)
+                let end = Double(samples.reduce(0) { $0 + $1.endNs }) / count
+                var sums = [UInt64](repeating: 0, count: TimelineSample.figureColumns.count)
+                var events: [String] = []
+                for sample in samples {
+                    for (index, figure) in sample.figures.enumerated() { sums[index] += figure }
+                    for event in sample.events where !events.contains(event) {
+                        events.append(event)
+                    }
+                }
+                text += CSV.line(
+                    [String(variant)] + labels[variant].map(\.value)
+                        + [String(interval), String(samples.count), CSV.real(end)]
+                        + sums.map { CSV.real(Double($0) / count) }
+                        + [events.joined(separator: ";")])
+            }
+        }
+        return text
+    }
+}
