@@ -252,15 +252,18 @@ public struct SweepCommand: ParsableCommand {
                 ("sweep.csv", try store.csv(.sweep, sweepId: sweepId)),
                 ("sweep_paired.csv", try store.csv(.sweepPaired, sweepId: sweepId)),
             ]
-            if timelineSeconds != nil {
-                try OutputDirectory.prepare("\(outputDirectory)/timelines")
+            // One file per run in `directory`, as `run` writes it for that run.
+            func perRun(
+                _ directory: String, _ name: (Int, UInt64) -> String,
+                _ text: (SweepOutcome) -> String
+            ) throws(MeasurementError) {
+                try OutputDirectory.prepare("\(outputDirectory)/\(directory)")
                 for (job, outcome) in zip(jobs, outcomes) {
-                    files.append(
-                        (
-                            SweepTimeline.file(variant: job.variant, seed: job.seed),
-                            RunCommand.timelineText(outcome.timeline)
-                        ))
+                    files.append((name(job.variant, job.seed), text(outcome)))
                 }
+            }
+            if timelineSeconds != nil {
+                try perRun("timelines", SweepTimeline.file) { RunCommand.timelineText($0.timeline) }
                 let timelines = variants.indices.map { variant in
                     outcomes[variant * runSeeds.count..<(variant + 1) * runSeeds.count]
                         .map(\.timeline)
@@ -273,13 +276,8 @@ public struct SweepCommand: ParsableCommand {
                     ))
             }
             if checkpointInterval != nil {
-                try OutputDirectory.prepare("\(outputDirectory)/checkpoints")
-                for (job, outcome) in zip(jobs, outcomes) {
-                    files.append(
-                        (
-                            Self.checkpointsFile(variant: job.variant, seed: job.seed),
-                            RunCommand.checkpointsText(outcome.checkpoints)
-                        ))
+                try perRun("checkpoints", Self.checkpointsFile) {
+                    RunCommand.checkpointsText($0.checkpoints)
                 }
             }
             return files
