@@ -198,12 +198,11 @@ public struct SweepCommand: ParsableCommand {
             backupIntervals: intervals, varies: varies)
         let variants = plan.variants
         let jobs = plan.jobs
+        let timelineSeconds = try CommandSupport.timelineSeconds(
+            timelineInterval, durations: variants.map(\.scenario.durationSeconds))
         print(
             "sweep: scenario=\(loaded.name) seeds=\(runSeeds.first!)-\(runSeeds.last!)\(shard.map { " shard=\($0.text) of \(seedList.first!)-\(seedList.last!)" } ?? "") variants=\(variants.count) runs=\(jobs.count) jobs=\(self.jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
-
-        let timelineSeconds = try CommandSupport.timelineSeconds(
-            timelineInterval, durations: variants.map(\.scenario.durationSeconds))
 
         // Fail before simulating if the results cannot be written.
         let store = try CommandSupport.openStore(outputDirectory)
