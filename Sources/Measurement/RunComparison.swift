@@ -70,18 +70,10 @@ public struct RunComparison: Sendable {
         CSV.line(["metric", "baseline", "candidate", "difference"])
             + metrics.map { row in
                 CSV.line([
-                    MetricName.snakeCase(row.name), row.baseline.map(Self.text) ?? "",
-                    row.candidate.map(Self.text) ?? "", row.differenceText,
+                    MetricName.snakeCase(row.name), row.baseline.map(CSV.value) ?? "",
+                    row.candidate.map(CSV.value) ?? "", row.differenceText,
                 ])
             }.joined()
-    }
-
-    /// A value as `runs.csv` writes it.
-    public static func text(_ value: MetricValue) -> String {
-        switch value {
-        case .integer(let integer): String(integer)
-        case .real(let real): CSV.real(real)
-        }
     }
 
     /// A run's checkpoints (`checkpoints.csv` of `run --checkpoints`): events, simulated time

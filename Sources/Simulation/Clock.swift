@@ -16,6 +16,18 @@ public enum Time {
         return ns >= 9.2e18 ? UInt64(Int64.max) : UInt64(ns)
     }
 
+    /// Simulated nanoseconds as the sync log stamps them, to the millisecond: `3h12m05.123s`
+    /// (hours unbounded).
+    public static func clockText(_ nanoseconds: UInt64) -> String {
+        let milliseconds = nanoseconds / nanosecondsPerMillisecond
+        func pad(_ value: UInt64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(milliseconds / 3_600_000)h\(pad(milliseconds / 60_000 % 60, 2))m"
+            + "\(pad(milliseconds / 1_000 % 60, 2)).\(pad(milliseconds % 1_000, 3))s"
+    }
+
     /// Origin timestamps are milliseconds on the client's (possibly skewed) clock, counted from
     /// an epoch one day before the simulation starts so that a negative skew stays positive.
     public static let timestampEpochOffsetMs: UInt64 = 86_400_000

@@ -33,16 +33,7 @@ public struct SyncLog {
 
     /// `[ 3h12m05.123s] info   message`, for a message at `level`.
     static func line(at now: UInt64, _ level: SyncLogLevel, _ message: String) -> String {
-        let milliseconds = now / Time.nanosecondsPerMillisecond
-        let hours = milliseconds / 3_600_000
-        let minutes = milliseconds / 60_000 % 60
-        let seconds = milliseconds / 1_000 % 60
-        let fraction = milliseconds % 1_000
-        func pad(_ value: UInt64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        let stamp = "\(hours)h\(pad(minutes, 2))m\(pad(seconds, 2)).\(pad(fraction, 3))s"
+        let stamp = Time.clockText(now)
         let name = level.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)
         return "[\(stamp)] \(name) \(message)"
     }

@@ -274,6 +274,8 @@ public final class World {
     var timelineNextNs: UInt64 = 0
     /// The running totals at the last sample.
     var timelineTotals = TimelineSample(endNs: 0)
+    /// The faults (and healing) since the last sample; kept with or without a timeline (a
+    /// few per run).
     var timelineEvents: [String] = []
 
     /// The sync log (off unless set before `run()`).
@@ -901,7 +903,8 @@ public final class World {
         }
     }
 
-    /// History entries held by all server files, counted again after a fault replaced them.
+    /// History entries held by all server files, counted again after a fault replaced the
+    /// files.
     func recountHistoryEntries() {
         historyEntries = servers.reduce(0) { $0 + $1.history.count }
     }
@@ -917,7 +920,7 @@ public final class World {
     func fault(_ fault: FaultSpec) {
         guard !healing else { return }
         logEvent(.info, "fault: \(fault.kind.rawValue)")
-        if timelineIntervalNs != 0 { timelineEvents.append(fault.kind.rawValue) }
+        timelineEvents.append(fault.kind.rawValue)
         digest.fold(0xFA, UInt64(FaultKind.allCases.firstIndex(of: fault.kind)! + 1))
         switch fault.kind {
         case .restoreFromBackup:
@@ -927,14 +930,12 @@ public final class World {
             }
             counters.restores += 1
             servers = backup.files
-            recountHistoryEntries()
             rollBackLedger(toLogCount: backup.integratedLogCount)
         case .terminateSync:
             counters.terminations += 1
             for index in servers.indices {
                 servers[index].terminateAndReenable(baseSalt: World.salt(serverStream))
             }
-            recountHistoryEntries()
         case .breakingSchemaChange:
             counters.schemaChanges += 1
             for index in servers.indices {
@@ -942,7 +943,6 @@ public final class World {
                     erasing: WorkloadSchema.itemTable, field: WorkloadSchema.rankField,
                     baseSalt: World.salt(serverStream))
             }
-            recountHistoryEntries()
         case .disableClientRecovery, .enableClientRecovery:
             // A setting, not a restart: sessions go on.
             clientRecoveryEnabled = fault.kind == .enableClientRecovery
@@ -963,7 +963,9 @@ public final class World {
             for partition in accessDenied.indices { accessDenied[partition] = false }
             return
         }
-        // The server restarted: every session ends, and clients reconnect after a back-off.
+        // The server restarted with other files (restored, or their history forgotten): every
+        // session ends, and clients reconnect after a back-off.
+        recountHistoryEntries()
         for index in clients.indices where clients[index].sync.session != .disconnected {
             breakConnectionAndRetry(UInt32(index))
         }
@@ -985,7 +987,7 @@ public final class World {
     func startHealing() {
         logEvent(.info, "healing: faults off, every client online")
         healing = true
-        if timelineIntervalNs != 0 { timelineEvents.append("healing") }
+        timelineEvents.append("healing")
         for partition in accessDenied.indices { accessDenied[partition] = false }
         // Apps relaunch: pending manual resets run their file action now.
         for index in clients.indices where clients[index].sync.session == .inactive {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Measurement
+import Simulation
 
 /// `syncsim compare`: one sweep against another, run by run: the regression check between two
 /// builds (or two scenarios) of the same sweep.
@@ -399,7 +400,7 @@ enum RunComparisonPrinter {
         let moved = rows.filter(\.moved)
         Swift.print("the runs differ; metrics that moved: \(moved.count) of \(rows.count)")
         for row in moved.prefix(ComparisonPrinter.metricsShown) {
-            let text = { (value: MetricValue?) in value.map(RunComparison.text) ?? "-" }
+            let text = { (value: MetricValue?) in value.map(CSV.value) ?? "-" }
             Swift.print(
                 "  \(MetricName.snakeCase(row.name)): \(text(row.baseline)) → \(text(row.candidate))"
                     + (row.difference == nil ? "" : " (Δ \(row.differenceText))"))
@@ -428,23 +429,14 @@ enum RunComparisonPrinter {
             return "taken at different intervals; run both with the same --checkpoints N"
         case .at(let lastEqual, let firstDifferent):
             let parted =
-                "event \(firstDifferent.events) (\(simulated(firstDifferent.simulatedTimeNs)))"
+                "event \(firstDifferent.events) (\(Time.clockText(firstDifferent.simulatedTimeNs)))"
             let agreed = lastEqual.map {
-                "the runs agree up to event \($0.events) (\(simulated($0.simulatedTimeNs))) and "
+                "the runs agree up to event \($0.events) (\(Time.clockText($0.simulatedTimeNs))) and "
                     + "have parted by \(parted)"
             }
             return (agreed ?? "the runs differ already at the first, \(parted)")
                 + "; replay both with a smaller --checkpoints interval, or with --log-level, over "
                 + "that stretch"
         }
-    }
-
-    /// Simulated nanoseconds as `1h02m03.500s`.
-    static func simulated(_ nanoseconds: UInt64) -> String {
-        let milliseconds = nanoseconds / 1_000_000
-        let seconds = milliseconds / 1000
-        return String(
-            format: "%dh%02dm%02d.%03ds", seconds / 3600, seconds / 60 % 60, seconds % 60,
-            milliseconds % 1000)
     }
 }

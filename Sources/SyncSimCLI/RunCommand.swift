@@ -138,7 +138,7 @@ public struct RunCommand: ParsableCommand {
         let started = ContinuousClock.now
         let world = World(scenario: loaded, seed: runSeed)
         world.checkpointInterval = checkpointInterval ?? 0
-        world.timelineIntervalNs = timelineSeconds.map { $0 * 1_000_000_000 } ?? 0
+        world.timelineIntervalNs = (timelineSeconds ?? 0) * Time.nanosecondsPerSecond
         if logLevel != .off {
             world.syncLog = SyncLog(level: logLevel) { line in
                 FileHandle.standardError.write(Data((line + "\n").utf8))

@@ -213,7 +213,7 @@ public struct SweepCommand: ParsableCommand {
         let total = jobs.count
         let outcomes = SweepRunner.run(
             jobs, threads: self.jobs, checkpointInterval: checkpointInterval ?? 0,
-            timelineIntervalNs: (timelineSeconds ?? 0) * 1_000_000_000
+            timelineIntervalNs: (timelineSeconds ?? 0) * Time.nanosecondsPerSecond
         ) { index, done, outcome in
             guard !quiet else { return }
             let job = jobs[index]

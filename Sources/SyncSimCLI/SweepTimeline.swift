@@ -25,21 +25,21 @@ enum SweepTimeline {
             let rows = runs.map(\.count).max() ?? 0
             for interval in 0..<rows {
                 let samples = runs.compactMap { interval < $0.count ? $0[interval] : nil }
-                let count = Double(samples.count)
-                let end = Double(samples.reduce(0) { $0 + $1.endNs }) / count
-                var sums = [UInt64](repeating: 0, count: TimelineSample.figureColumns.count)
+                // Means from `Summary` (GSL), as sweep.csv's.
+                let mean = { (values: [UInt64]) in CSV.real(Summary.of(values).mean) }
+                let figures = samples.map(\.figures)
                 var events: [String] = []
                 for sample in samples {
-                    for (index, figure) in sample.figures.enumerated() { sums[index] += figure }
                     for event in sample.events where !events.contains(event) {
                         events.append(event)
                     }
                 }
                 text += CSV.line(
                     [String(variant)] + labels[variant].map(\.value)
-                        + [String(interval), String(samples.count), CSV.real(end)]
-                        + sums.map { CSV.real(Double($0) / count) }
-                        + [events.joined(separator: ";")])
+                        + [String(interval), String(samples.count), mean(samples.map(\.endNs))]
+                        + TimelineSample.figureColumns.indices.map { column in
+                            mean(figures.map { $0[column] })
+                        } + [events.joined(separator: ";")])
             }
         }
         return text

@@ -33,6 +33,24 @@ import Testing
             timestampMs: ms, writeID: id)
     }
 
+    /// The entries of the UPLOAD a write in an active session sends (recorded as an issue,
+    /// and thrown, when it sends none).
+    static func uploadedEntries(
+        _ client: inout SyncClient, key: Int64, value: Int64, at ms: UInt64, id: UInt64
+    ) throws -> ContiguousArray<UploadEntry> {
+        let message = write(&client, key: key, value: value, at: ms, id: id)
+        guard case .upload(let entries, _) = message else {
+            throw UploadMissing(
+                message: "a write in an active session uploads, not \(String(describing: message))")
+        }
+        return entries
+    }
+
+    struct UploadMissing: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
     /// Two clients of one server file, both connected (fresh copies), each with its own copy
     /// of the server: the tests hand the server from one to the other.
     static func twoConnectedClients() -> (Pair, Pair) {
@@ -149,16 +167,11 @@ import Testing
         #expect(pair.connect()?.code == .divergingHistories)
     }
 
-    @Test func duplicateUploadsAreSkipped() {
+    @Test func duplicateUploadsAreSkipped() throws {
         var pair = Pair()
         _ = pair.connect()
-        guard
-            case .upload(let entries, _) = ServerFileTests.write(
-                &pair.client, key: 1, value: 10, at: 5, id: 0)
-        else {
-            Issue.record("expected an upload")
-            return
-        }
+        let entries = try ServerFileTests.uploadedEntries(
+            &pair.client, key: 1, value: 10, at: 5, id: 0)
         let ident = pair.client.file!.ident
         var salt: UInt64 = 1
         let first = pair.server.integrate(
