@@ -20,6 +20,12 @@ public enum EventKind: UInt8, Sendable {
     case fileAction = 10
     /// The server's history compaction (client max offline time): expiry and trimming.
     case historyCompaction = 11
+    /// A client's app crashes (a random crash: `generation` tells stale timers apart).
+    case appCrash = 12
+    /// A crashed app relaunches (`generation` tells stale ones apart).
+    case appRelaunch = 13
+    /// The sync server is back after a crash.
+    case serverRestart = 14
 }
 
 /// A scheduled event. Kept to 32 bytes: payloads that do not fit (messages) live in the

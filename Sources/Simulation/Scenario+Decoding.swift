@@ -189,6 +189,17 @@ extension Scenario {
             try sub.finish()
             scenario.clientReset = r
         }
+        if var sub = try reader.object("crashes") {
+            var c = CrashSpec()
+            c.appCrashesPerDay = try sub.number(
+                "appCrashesPerDay", default: c.appCrashesPerDay, range: 0...86_400)
+            c.appRelaunchSecondsMean = try sub.number(
+                "appRelaunchSecondsMean", default: c.appRelaunchSecondsMean, range: 0.001...1e9)
+            c.serverRestartSeconds = try sub.unsigned(
+                "serverRestartSeconds", default: c.serverRestartSeconds, range: 1...86_400)
+            try sub.finish()
+            scenario.crashes = c
+        }
         if var sub = try reader.object("healing") {
             var h = HealingSpec()
             h.secondsMax = try sub.unsigned(
@@ -209,13 +220,17 @@ extension Scenario {
                 let at = try sub.unsigned(
                     "atSeconds", default: nil, range: 0...Limits.durationSecondsMax)
                 let percent = try sub.unsigned("partitionsPercent", default: 100, range: 0...100)
+                let clientsPercent = try sub.unsigned(
+                    "clientsPercent", default: 100, range: 0...100)
                 try sub.finish()
-                if kind != .revokeAccess, sub.has("partitionsPercent") {
+                for (field, owner) in [
+                    ("partitionsPercent", FaultKind.revokeAccess), ("clientsPercent", .appCrash),
+                ] where kind != owner && sub.has(field) {
                     throw ScenarioError(
                         code: .inconsistent, file: file,
-                        field: "faults[\(index)].partitionsPercent",
-                        problem: "partitionsPercent applies to revokeAccess faults only",
-                        fix: "remove it, or make the fault's kind revokeAccess")
+                        field: "faults[\(index)].\(field)",
+                        problem: "\(field) applies to \(owner.rawValue) faults only",
+                        fix: "remove it, or make the fault's kind \(owner.rawValue)")
                 }
                 if at >= scenario.durationSeconds {
                     throw ScenarioError(
@@ -234,7 +249,9 @@ extension Scenario {
                         fix: "keep one breakingSchemaChange fault")
                 }
                 scenario.faults.append(
-                    FaultSpec(kind: kind, atSeconds: at, partitionsPercent: UInt32(percent)))
+                    FaultSpec(
+                        kind: kind, atSeconds: at, partitionsPercent: UInt32(percent),
+                        clientsPercent: UInt32(clientsPercent)))
             }
         }
         try reader.finish()

@@ -29,6 +29,15 @@ public enum FaultKind: String, Sendable, CaseIterable {
     case revokeAccess
     /// Every partition is accessible again.
     case restoreAccess
+    /// Apps crash (`clientsPercent` of the clients, drawn from the server's stream): each
+    /// process dies at once and relaunches after `crashes.appRelaunchSecondsMean` on average.
+    /// The file survives (every commit is durable); the session, and a client reset under way,
+    /// do not.
+    case appCrash
+    /// The sync server's process crashes and restarts `crashes.serverRestartSeconds` later.
+    /// Its state is durable (history, client files, backups survive): every session ends, and
+    /// connection attempts fail until the restart, with the clients' reconnect back-off.
+    case serverCrash
 }
 
 public struct FaultSpec: Sendable, Equatable {
@@ -36,10 +45,16 @@ public struct FaultSpec: Sendable, Equatable {
     public var atSeconds: UInt64
     /// `revokeAccess` only: the chance, in percent, that each partition loses access.
     public var partitionsPercent: UInt32
-    public init(kind: FaultKind, atSeconds: UInt64, partitionsPercent: UInt32 = 100) {
+    /// `appCrash` only: the chance, in percent, that each client's app crashes.
+    public var clientsPercent: UInt32
+    public init(
+        kind: FaultKind, atSeconds: UInt64, partitionsPercent: UInt32 = 100,
+        clientsPercent: UInt32 = 100
+    ) {
         self.kind = kind
         self.atSeconds = atSeconds
         self.partitionsPercent = partitionsPercent
+        self.clientsPercent = clientsPercent
     }
 }
 
@@ -128,6 +143,20 @@ public struct ClientResetSpec: Sendable, Equatable {
     public init() {}
 }
 
+/// Crashes of the apps and of the sync server (besides the scheduled `appCrash` and
+/// `serverCrash` faults).
+public struct CrashSpec: Sendable, Equatable {
+    /// Each running app crashes as a Poisson process at this rate (per simulated day); 0 = only
+    /// the scheduled `appCrash` faults.
+    public var appCrashesPerDay = 0.0
+    /// Mean of the exponential delay from an app's crash to its relaunch, seconds. The relaunch
+    /// is a launch: it runs a file action the app's error handler left for the next launch.
+    public var appRelaunchSecondsMean = 60.0
+    /// How long the sync server is down after a `serverCrash` fault, seconds.
+    public var serverRestartSeconds: UInt64 = 30
+    public init() {}
+}
+
 public struct HealingSpec: Sendable, Equatable {
     /// After the run: faults off, every client online, until quiet. Fails past this bound.
     public var secondsMax: UInt64 = 3_600
@@ -148,6 +177,7 @@ public struct Scenario: Sendable, Equatable {
     public var clock = ClockSpec()
     public var server = ServerSpec()
     public var clientReset = ClientResetSpec()
+    public var crashes = CrashSpec()
     public var faults: [FaultSpec] = []
     public var healing = HealingSpec()
     public init() {}

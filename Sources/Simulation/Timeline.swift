@@ -20,6 +20,7 @@ public struct TimelineSample: Sendable, Equatable {
     public var resetsEnded: UInt64 = 0
     public var clientFilesExpired: UInt64 = 0
     public var messagesLost: UInt64 = 0
+    public var appCrashes: UInt64 = 0
     /// The faults that fired in the interval, in order (`FaultKind` raw values), and
     /// `healing` when healing began in it.
     public var events: [String] = []
@@ -36,7 +37,7 @@ public struct TimelineSample: Sendable, Equatable {
     /// The names of `figures`, snake_case (the columns of `timeline.csv` after `end_ns`).
     public static let figureColumns = [
         "writes_made", "uploads", "downloads", "changesets_integrated", "resets_started",
-        "resets_ended", "client_files_expired", "messages_lost", "clients_online",
+        "resets_ended", "client_files_expired", "messages_lost", "app_crashes", "clients_online",
         "clients_syncing", "clients_in_reset", "server_history_entries",
     ]
 
@@ -44,7 +45,8 @@ public struct TimelineSample: Sendable, Equatable {
     public var figures: [UInt64] {
         [
             writesMade, uploads, downloads, changesetsIntegrated, resetsStarted, resetsEnded,
-            clientFilesExpired, messagesLost, clientsOnline, clientsSyncing, clientsInReset,
+            clientFilesExpired, messagesLost, appCrashes, clientsOnline, clientsSyncing,
+            clientsInReset,
             serverHistoryEntries,
         ]
     }
@@ -61,6 +63,7 @@ public struct TimelineSample: Sendable, Equatable {
         interval.resetsEnded -= earlier.resetsEnded
         interval.clientFilesExpired -= earlier.clientFilesExpired
         interval.messagesLost -= earlier.messagesLost
+        interval.appCrashes -= earlier.appCrashes
         return interval
     }
 }

@@ -49,6 +49,10 @@ struct ClientSlot {
     /// When the client reset under way began (the error that started it reached the client),
     /// until the client syncs again; nil when no reset is under way.
     var resetSince: UInt64?
+    /// The app has crashed and not relaunched yet: it neither writes nor connects.
+    var appDown = false
+    /// Bumped at every relaunch; crash and relaunch timers of an older one are stale.
+    var launchGeneration: UInt32 = 0
 }
 
 /// Deterministic per-client counters.
@@ -70,6 +74,8 @@ public struct ClientCounters: Sendable, Equatable {
     /// Simulated time this client spent in client resets: from the error that started each
     /// to its next active session (see `World.resetDurationsNs`).
     public var resetDowntimeNs: UInt64 = 0
+    /// Times the app crashed (random crashes and `appCrash` faults).
+    public var appCrashes: UInt64 = 0
     public init() {}
 }
 
@@ -110,8 +116,14 @@ public final class World {
     let workloadStreams: [RandomStream]
     let connectivityStreams: [RandomStream]
     let networkStreams: [RandomStream]
-    /// Per client: the app's own decisions (when it relaunches after a manual reset).
+    /// Per client: the app's own decisions (when it relaunches after a manual reset or a
+    /// crash).
     let appStreams: [RandomStream]
+    /// Per client: when its app crashes (empty without random crashes, so that a scenario
+    /// without them draws exactly as before).
+    let crashStreams: [RandomStream]
+    /// The sync server is down (crashed) until this time; 0 when it is up.
+    var serverDownUntil: UInt64 = 0
     let serverStream: RandomStream
     /// The server's Client Recovery setting (faults switch it).
     var clientRecoveryEnabled: Bool
@@ -151,6 +163,7 @@ public final class World {
         case connectivity = 2
         case network = 3
         case app = 4
+        case crash = 5
         case server = 10
         case setup = 11
     }
@@ -182,6 +195,13 @@ public final class World {
             RandomStream(
                 seed: seed, id: StreamID(domain: StreamDomain.app.rawValue, index: UInt64($0)))
         }
+        crashStreams =
+            scenario.crashes.appCrashesPerDay > 0
+            ? (0..<count).map {
+                RandomStream(
+                    seed: seed, id: StreamID(domain: StreamDomain.crash.rawValue, index: UInt64($0))
+                )
+            } : []
         serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
         clientRecoveryEnabled = scenario.server.clientRecoveryEnabled
         accessDenied = Array(repeating: false, count: Int(scenario.partitionsCount))
@@ -298,6 +318,7 @@ public final class World {
         totals.resetsEnded = UInt64(resetDurationsNs.count)
         totals.clientFilesExpired = counters.clientFilesExpired
         totals.messagesLost = counters.messagesLost
+        totals.appCrashes = counters.appCrashes
         totals.serverHistoryEntries = UInt64(historyEntries)
         totals.events = timelineEvents
         timeline.append(totals.counts(since: timelineTotals))
@@ -353,6 +374,7 @@ public final class World {
                     seconds: Double(scenario.server.historyCompactionIntervalSeconds)),
                 .historyCompaction)
         }
+        for index in clients.indices { scheduleRandomCrash(UInt32(index)) }
         for (index, fault) in scenario.faults.enumerated() {
             queue.schedule(
                 at: Time.nanoseconds(seconds: Double(fault.atSeconds)), .fault,
@@ -379,10 +401,11 @@ public final class World {
             }
         case .fault: fault(scenario.faults[Int(event.subject)])
         case .fileAction:
-            // Stale when healing ran the action already.
-            guard event.generation == clients[Int(event.subject)].fileActionGeneration else {
-                return
-            }
+            // Stale when healing (or a relaunch) ran the action already; an app that crashed
+            // runs it when it relaunches.
+            let slot = Int(event.subject)
+            guard event.generation == clients[slot].fileActionGeneration, !clients[slot].appDown
+            else { return }
             runFileAction(event.subject)
         case .healingStart: startHealing()
         case .historyCompaction:
@@ -394,6 +417,19 @@ public final class World {
                             seconds: Double(scenario.server.historyCompactionIntervalSeconds)),
                     .historyCompaction)
             }
+        case .appCrash:
+            guard !healing, event.generation == clients[Int(event.subject)].launchGeneration
+            else { return }
+            crashApp(event.subject)
+        case .appRelaunch:
+            guard event.generation == clients[Int(event.subject)].launchGeneration,
+                clients[Int(event.subject)].appDown
+            else { return }
+            relaunchApp(event.subject)
+        case .serverRestart:
+            guard serverDownUntil == now else { return }
+            logEvent(.info, "server: restarted after its crash")
+            serverDownUntil = 0
         case .scriptedConnectivity:
             guard !healing else { return }
             let online = event.generation == 1
@@ -432,7 +468,7 @@ public final class World {
         let rate =
             clients[slot].online
             ? scenario.workload.writesPerMinuteOnline : scenario.workload.writesPerMinuteOffline
-        guard rate > 0, clients[slot].writing else { return }
+        guard rate > 0, clients[slot].writing, !clients[slot].appDown else { return }
         let delay = Time.nanoseconds(seconds: workloadStreams[slot].exponential(mean: 60.0 / rate))
         queue.schedule(
             at: now + delay, .clientWrite, subject: client,
@@ -465,7 +501,9 @@ public final class World {
 
     func goOnline(_ client: UInt32) {
         clients[Int(client)].online = true
-        if clients[Int(client)].sync.session == .disconnected { connect(client) }
+        if clients[Int(client)].sync.session == .disconnected, !clients[Int(client)].appDown {
+            connect(client)
+        }
     }
 
     func goOffline(_ client: UInt32) {
@@ -507,7 +545,9 @@ public final class World {
     func reconnect(_ event: Event) {
         reconnectsPending -= 1
         let client = Int(event.subject)
-        guard clients[client].online, clients[client].sync.session == .disconnected else { return }
+        guard clients[client].online, clients[client].sync.session == .disconnected,
+            !clients[client].appDown
+        else { return }
         connect(event.subject)
     }
 
@@ -600,6 +640,13 @@ public final class World {
         guard event.generation == clients[slot].epoch else { return }
         let partition = Int(clients[slot].partition)
         logEvent(.trace, "server: \(message.logName) from client \(client)")
+        if serverDownUntil != 0 {
+            // The server is down: the connection fails, and the client retries after its
+            // back-off.
+            counters.connectionsRefused += 1
+            breakConnectionAndRetry(client)
+            return
+        }
         if accessDenied[partition] {
             refuseAccess(client)
             return
@@ -869,6 +916,65 @@ public final class World {
         }
     }
 
+    // MARK: - Crashes
+
+    /// Schedules the app's next random crash (with `crashes.appCrashesPerDay`), for the
+    /// current launch.
+    func scheduleRandomCrash(_ client: UInt32) {
+        guard !crashStreams.isEmpty, !healing else { return }
+        let slot = Int(client)
+        let meanSeconds = Double(Time.nanosecondsPerDay) / 1e9 / scenario.crashes.appCrashesPerDay
+        queue.schedule(
+            at: now + Time.nanoseconds(seconds: crashStreams[slot].exponential(mean: meanSeconds)),
+            .appCrash, subject: client, generation: clients[slot].launchGeneration)
+    }
+
+    /// The app's process dies. What it committed is in its file and survives: the replica, the
+    /// unsynced changesets, the pending-reset row, a file action its error handler left for the
+    /// next launch. What lived in memory does not: the session ends (the server notices at
+    /// once), a client reset under way starts over at the next session (REALM-SEMANTICS §4.6,
+    /// "interruptions"), and the app writes nothing until it relaunches.
+    func crashApp(_ client: UInt32) {
+        let slot = Int(client)
+        guard !clients[slot].appDown else { return }
+        let delay = Time.nanoseconds(
+            seconds: appStreams[slot].exponential(mean: scenario.crashes.appRelaunchSecondsMean))
+        logEvent(
+            .info,
+            "client \(client): app crashed\(clients[slot].resetSince != nil ? " during a client reset" : ""); relaunch in \(Time.clockText(delay))"
+        )
+        digest.fold(0xCA | UInt64(client) << 8, delay)
+        counters.appCrashes += 1
+        clients[slot].counters.appCrashes += 1
+        if clients[slot].resetSince != nil { counters.appCrashesDuringReset += 1 }
+        clients[slot].appDown = true
+        clients[slot].writeGeneration &+= 1
+        dropConnection(client)
+        queue.schedule(
+            at: now + delay, .appRelaunch, subject: client,
+            generation: clients[slot].launchGeneration)
+    }
+
+    /// The crashed app starts again: a launch, so a file action left for the next launch runs
+    /// now; otherwise the app writes again (if its file had synced before) and connects when
+    /// online.
+    func relaunchApp(_ client: UInt32) {
+        let slot = Int(client)
+        logEvent(.info, "client \(client): app relaunched")
+        clients[slot].appDown = false
+        clients[slot].launchGeneration &+= 1
+        if clients[slot].sync.session == .inactive {
+            counters.fileActionsAtCrashRelaunch += 1
+            runFileAction(client)
+        } else {
+            if clients[slot].online, clients[slot].sync.session == .disconnected {
+                connect(client)
+            }
+            restartWrites(client)
+        }
+        scheduleRandomCrash(client)
+    }
+
     // MARK: - History compaction
 
     /// Every server file's compaction (`ServerFile.compact`). A file whose session is open is
@@ -962,6 +1068,21 @@ public final class World {
         case .restoreAccess:
             for partition in accessDenied.indices { accessDenied[partition] = false }
             return
+        case .appCrash:
+            for index in clients.indices
+            where serverStream.chance(UInt64(fault.clientsPercent), outOf: 100) {
+                crashApp(UInt32(index))
+            }
+            return
+        case .serverCrash:
+            // The state is durable: nothing to restore. The server is unreachable until the
+            // restart; every session ends now.
+            counters.serverCrashes += 1
+            serverDownUntil =
+                now
+                + Time.nanoseconds(
+                    seconds: Double(scenario.crashes.serverRestartSeconds))
+            queue.schedule(at: serverDownUntil, .serverRestart)
         }
         // The server restarted with other files (restored, or their history forgotten): every
         // session ends, and clients reconnect after a back-off.
@@ -989,7 +1110,11 @@ public final class World {
         healing = true
         timelineEvents.append("healing")
         for partition in accessDenied.indices { accessDenied[partition] = false }
-        // Apps relaunch: pending manual resets run their file action now.
+        // Apps relaunch (crashed ones too): pending manual resets run their file action now.
+        for index in clients.indices where clients[index].appDown {
+            clients[index].appDown = false
+            clients[index].launchGeneration &+= 1
+        }
         for index in clients.indices where clients[index].sync.session == .inactive {
             runFileAction(UInt32(index))
         }
@@ -1065,6 +1190,16 @@ public struct WorldCounters: Sendable, Equatable {
     /// dropped.
     public var clientFilesExpired: UInt64 = 0
     public var historyEntriesTrimmed: UInt64 = 0
+    /// App crashes, those that hit a client with a reset under way (which the relaunch
+    /// repeats, or whose file action it runs), and relaunches that ran a file action the app's
+    /// error handler had left for the next launch.
+    public var appCrashes: UInt64 = 0
+    public var appCrashesDuringReset: UInt64 = 0
+    public var fileActionsAtCrashRelaunch: UInt64 = 0
+    /// Server crashes, and messages that reached the server while it was down (each a
+    /// connection that failed; the client retried after its back-off).
+    public var serverCrashes: UInt64 = 0
+    public var connectionsRefused: UInt64 = 0
 }
 
 #if canImport(Glibc)

@@ -169,6 +169,11 @@ enum RunRecordBuilder {
             .integer("historyEntriesTrimmed", Int64(result.counters.historyEntriesTrimmed)),
             .integer("serverHistoryEntries", Int64(result.serverHistoryEntries)),
             .integer("serverHistoryEntriesPeak", Int64(result.serverHistoryEntriesPeak)),
+            .integer("appCrashes", Int64(counters.appCrashes)),
+            .integer("appCrashesDuringReset", Int64(counters.appCrashesDuringReset)),
+            .integer("fileActionsAtCrashRelaunch", Int64(counters.fileActionsAtCrashRelaunch)),
+            .integer("serverCrashes", Int64(counters.serverCrashes)),
+            .integer("connectionsRefused", Int64(counters.connectionsRefused)),
         ]
         return metrics
     }
@@ -190,6 +195,7 @@ enum RunRecordBuilder {
             .integer("messagesLost", Int64(counters.messagesLost)),
             .integer("connections", Int64(counters.connections)),
             .integer("resetDowntimeNs", Int64(counters.resetDowntimeNs)),
+            .integer("appCrashes", Int64(counters.appCrashes)),
         ]
         return metrics
     }
@@ -273,6 +279,10 @@ enum RunSummaryPrinter {
         line(
             "  permission denied",
             "\(result.counters.accessRevocations) revocations, \(result.counters.permissionDeniedErrors) errors reported, \(result.counters.filesDeletedAfterPermissionDenied) files deleted"
+        )
+        line(
+            "  crashes",
+            "\(counters.appCrashes) app crashes (\(counters.appCrashesDuringReset) during a reset, \(counters.fileActionsAtCrashRelaunch) relaunches ran a file action), \(counters.serverCrashes) server crashes (\(counters.connectionsRefused) connections refused)"
         )
         line(
             "  server history",

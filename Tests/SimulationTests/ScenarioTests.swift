@@ -201,6 +201,30 @@ import Testing
                 == "server.clientMaxOfflineSeconds")
     }
 
+    @Test func crashFieldsDecodeAndAreChecked() throws {
+        let scenario = try decode(
+            #"{ "crashes": { "appCrashesPerDay": 2.5, "appRelaunchSecondsMean": 30, "serverRestartSeconds": 90 }, "faults": [ { "kind": "appCrash", "atSeconds": 10, "clientsPercent": 40 }, { "kind": "serverCrash", "atSeconds": 20 } ] }"#
+        )
+        #expect(scenario.crashes.appCrashesPerDay == 2.5)
+        #expect(scenario.crashes.appRelaunchSecondsMean == 30)
+        #expect(scenario.crashes.serverRestartSeconds == 90)
+        #expect(scenario.faults.map(\.kind) == [.appCrash, .serverCrash])
+        #expect(scenario.faults.map(\.clientsPercent) == [40, 100])
+        #expect(try decode("{}").crashes == CrashSpec())
+        let negative = error(#"{ "crashes": { "appCrashesPerDay": -1 } }"#)
+        #expect(negative?.code == .outOfRange)
+        #expect(negative?.field == "crashes.appCrashesPerDay")
+        #expect(
+            error(#"{ "crashes": { "serverRestartSeconds": 0 } }"#)?.field
+                == "crashes.serverRestartSeconds")
+        #expect(error(#"{ "crashes": { "appCrashRate": 1 } }"#)?.code == .unknownField)
+        let misplaced = error(
+            #"{ "faults": [ { "kind": "serverCrash", "atSeconds": 10, "clientsPercent": 30 } ] }"#)
+        #expect(misplaced?.code == .inconsistent)
+        #expect(misplaced?.field == "faults[0].clientsPercent")
+        #expect(misplaced?.fix == "remove it, or make the fault's kind appCrash")
+    }
+
     @Test func aMissingFileIsUnreadable() {
         do {
             _ = try Scenario.load(path: "/nonexistent/scenario.json")
