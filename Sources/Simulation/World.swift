@@ -409,7 +409,8 @@ public final class World {
             runFileAction(event.subject)
         case .healingStart: startHealing()
         case .historyCompaction:
-            compactHistories()
+            // A crashed server compacts nothing (its clients could not have been heard from).
+            if serverDownUntil == 0 { compactHistories() }
             if !healing {
                 queue.schedule(
                     at: now
