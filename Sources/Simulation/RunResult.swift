@@ -37,6 +37,8 @@ public struct RunResult: Sendable {
     /// held at once during the run proper.
     public var serverHistoryEntries: UInt64
     public var serverHistoryEntriesPeak: UInt64
+    /// The faults the scenario's swarm drew from the seed, in the order drawn.
+    public var swarmFaults: [FaultSpec]
 
     init(world: World, healingStartedAt: UInt64, divergentClients: [UInt32], ledgerTotals: [UInt64])
     {
@@ -60,6 +62,7 @@ public struct RunResult: Sendable {
         serverHistoryEntries = world.servers.reduce(0) { $0 + UInt64($1.history.count) }
         serverHistoryEntriesPeak = UInt64(world.historyEntriesPeak)
         resetDurationsNs = world.resetDurationsNs
+        swarmFaults = world.swarmFaults
     }
 
     public var passed: Bool { failures.isEmpty }

@@ -200,6 +200,42 @@ extension Scenario {
             try sub.finish()
             scenario.crashes = c
         }
+        if var sub = try reader.object("swarm") {
+            var w = SwarmSpec()
+            w.faultsPerDay = try sub.number(
+                "faultsPerDay", default: w.faultsPerDay, range: 0...1_440)
+            w.undoSecondsMean = try sub.number(
+                "undoSecondsMean", default: w.undoSecondsMean, range: 1...1e9)
+            if let items = try sub.array("kinds") {
+                let allowed = SwarmSpec.drawableKinds.map { "\"\($0.rawValue)\"" }
+                    .joined(separator: ", ")
+                w.kinds = []
+                for (index, item) in items.enumerated() {
+                    let field = "swarm.kinds[\(index)]"
+                    guard case .string(let name) = item, let kind = FaultKind(rawValue: name) else {
+                        throw ScenarioError(
+                            code: .outOfRange, file: file, field: field,
+                            problem: "not a fault kind", fix: "use one of \(allowed)")
+                    }
+                    guard !kind.endsAnotherFault else {
+                        throw ScenarioError(
+                            code: .inconsistent, file: file, field: field,
+                            problem:
+                                "\(name) is not drawn on its own: the swarm ends each drawn \(kind == .restoreAccess ? "revokeAccess" : "disableClientRecovery") with it",
+                            fix: "remove it; use one of \(allowed)")
+                    }
+                    w.kinds.append(kind)
+                }
+                if w.kinds.isEmpty {
+                    throw ScenarioError(
+                        code: .outOfRange, file: file, field: "swarm.kinds",
+                        problem: "no fault kind to draw from",
+                        fix: "list at least one of \(allowed), or leave kinds out for all of them")
+                }
+            }
+            try sub.finish()
+            scenario.swarm = w
+        }
         if var sub = try reader.object("healing") {
             var h = HealingSpec()
             h.secondsMax = try sub.unsigned(

@@ -157,6 +157,18 @@ public struct CrashSpec: Sendable, Equatable {
     public init() {}
 }
 
+/// Faults drawn from the seed (see `Swarm.swift`), besides the scheduled `faults`.
+public struct SwarmSpec: Sendable, Equatable {
+    /// Faults per simulated day, a Poisson process over the run; 0 = off.
+    public var faultsPerDay = 0.0
+    /// The kinds drawn, uniformly (a kind listed twice is drawn twice as often).
+    public var kinds = SwarmSpec.drawableKinds
+    /// Mean of the exponential time until a drawn `revokeAccess` or `disableClientRecovery`
+    /// is undone, seconds.
+    public var undoSecondsMean = 3_600.0
+    public init() {}
+}
+
 public struct HealingSpec: Sendable, Equatable {
     /// After the run: faults off, every client online, until quiet. Fails past this bound.
     public var secondsMax: UInt64 = 3_600
@@ -179,6 +191,7 @@ public struct Scenario: Sendable, Equatable {
     public var clientReset = ClientResetSpec()
     public var crashes = CrashSpec()
     public var faults: [FaultSpec] = []
+    public var swarm = SwarmSpec()
     public var healing = HealingSpec()
     public init() {}
 }

@@ -124,6 +124,11 @@ public final class World {
     let crashStreams: [RandomStream]
     /// The sync server is down (crashed) until this time; 0 when it is up.
     var serverDownUntil: UInt64 = 0
+    /// The scenario's scheduled faults, then those its swarm drew from the seed
+    /// (`swarmFaults`); a `.fault` event's subject indexes this.
+    let faults: [FaultSpec]
+    /// The faults the swarm drew (the tail of `faults`), in the order drawn.
+    public let swarmFaults: [FaultSpec]
     let serverStream: RandomStream
     /// The server's Client Recovery setting (faults switch it).
     var clientRecoveryEnabled: Bool
@@ -164,6 +169,7 @@ public final class World {
         case network = 3
         case app = 4
         case crash = 5
+        case swarm = 6
         case server = 10
         case setup = 11
     }
@@ -202,6 +208,10 @@ public final class World {
                     seed: seed, id: StreamID(domain: StreamDomain.crash.rawValue, index: UInt64($0))
                 )
             } : []
+        swarmFaults = scenario.swarm.draw(
+            durationSeconds: scenario.durationSeconds, scheduled: scenario.faults,
+            stream: RandomStream(seed: seed, id: StreamID(domain: StreamDomain.swarm.rawValue)))
+        faults = scenario.faults + swarmFaults
         serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
         clientRecoveryEnabled = scenario.server.clientRecoveryEnabled
         accessDenied = Array(repeating: false, count: Int(scenario.partitionsCount))
@@ -375,7 +385,7 @@ public final class World {
                 .historyCompaction)
         }
         for index in clients.indices { scheduleRandomCrash(UInt32(index)) }
-        for (index, fault) in scenario.faults.enumerated() {
+        for (index, fault) in faults.enumerated() {
             queue.schedule(
                 at: Time.nanoseconds(seconds: Double(fault.atSeconds)), .fault,
                 subject: UInt32(index))
@@ -399,7 +409,7 @@ public final class World {
                         + Time.nanoseconds(seconds: Double(scenario.server.backupIntervalSeconds)),
                     .serverBackup)
             }
-        case .fault: fault(scenario.faults[Int(event.subject)])
+        case .fault: fault(faults[Int(event.subject)])
         case .fileAction:
             // Stale when healing (or a relaunch) ran the action already; an app that crashed
             // runs it when it relaunches.

@@ -174,6 +174,7 @@ enum RunRecordBuilder {
             .integer("fileActionsAtCrashRelaunch", Int64(counters.fileActionsAtCrashRelaunch)),
             .integer("serverCrashes", Int64(counters.serverCrashes)),
             .integer("connectionsRefused", Int64(counters.connectionsRefused)),
+            .integer("swarmFaults", Int64(result.swarmFaults.count)),
         ]
         return metrics
     }
@@ -280,6 +281,21 @@ enum RunSummaryPrinter {
             "  permission denied",
             "\(result.counters.accessRevocations) revocations, \(result.counters.permissionDeniedErrors) errors reported, \(result.counters.filesDeletedAfterPermissionDenied) files deleted"
         )
+        if !result.swarmFaults.isEmpty {
+            line(
+                "  swarm faults (from the seed)",
+                // In time order (an undo is drawn right after the fault it ends).
+                result.swarmFaults.enumerated().sorted {
+                    ($0.element.atSeconds, $0.offset) < ($1.element.atSeconds, $1.offset)
+                }.map(\.element).map { fault in
+                    let percent =
+                        fault.kind == .revokeAccess
+                        ? " \(fault.partitionsPercent) %"
+                        : fault.kind == .appCrash ? " \(fault.clientsPercent) %" : ""
+                    return
+                        "\(fault.kind.rawValue)\(percent) at \(Time.clockText(fault.atSeconds * Time.nanosecondsPerSecond))"
+                }.joined(separator: ", "))
+        }
         line(
             "  crashes",
             "\(counters.appCrashes) app crashes (\(counters.appCrashesDuringReset) during a reset, \(counters.fileActionsAtCrashRelaunch) relaunches ran a file action), \(counters.serverCrashes) server crashes (\(counters.connectionsRefused) connections refused)"

@@ -225,6 +225,25 @@ import Testing
         #expect(misplaced?.fix == "remove it, or make the fault's kind appCrash")
     }
 
+    @Test func swarmFieldsDecodeAndAreChecked() throws {
+        let scenario = try decode(
+            #"{ "swarm": { "faultsPerDay": 6, "kinds": ["serverCrash", "revokeAccess", "serverCrash"], "undoSecondsMean": 120 } }"#
+        )
+        #expect(scenario.swarm.faultsPerDay == 6)
+        #expect(scenario.swarm.kinds == [.serverCrash, .revokeAccess, .serverCrash])
+        #expect(scenario.swarm.undoSecondsMean == 120)
+        #expect(try decode("{}").swarm.kinds == SwarmSpec.drawableKinds)
+        #expect(!SwarmSpec.drawableKinds.contains(.restoreAccess))
+        let undo = error(#"{ "swarm": { "kinds": ["terminateSync", "restoreAccess"] } }"#)
+        #expect(undo?.code == .inconsistent)
+        #expect(undo?.field == "swarm.kinds[1]")
+        let unknown = error(#"{ "swarm": { "kinds": ["meteorStrike"] } }"#)
+        #expect(unknown?.code == .outOfRange)
+        #expect(unknown?.field == "swarm.kinds[0]")
+        #expect(error(#"{ "swarm": { "kinds": [] } }"#)?.field == "swarm.kinds")
+        #expect(error(#"{ "swarm": { "faultsPerDay": -2 } }"#)?.field == "swarm.faultsPerDay")
+    }
+
     @Test func aMissingFileIsUnreadable() {
         do {
             _ = try Scenario.load(path: "/nonexistent/scenario.json")

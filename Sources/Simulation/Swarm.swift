@@ -1,0 +1,63 @@
+//! Faults drawn from the seed ("swarm testing", as TigerBeetle's simulator does it): with
+//! `swarm.faultsPerDay` set, each seed draws its own fault schedule, so a sweep over many
+//! seeds runs many different combinations of restores, terminations, schema changes, recovery
+//! switched off, revoked access and crashes, each reproducible from its seed alone.
+
+import Randomness
+
+extension SwarmSpec {
+    /// The kinds a swarm draws by default: every fault kind but the two that only end an
+    /// earlier one (`enableClientRecovery`, `restoreAccess`), which the swarm adds itself.
+    public static let drawableKinds = FaultKind.allCases.filter { !$0.endsAnotherFault }
+
+    /// The fault schedule this spec draws for a run of `durationSeconds`, from `stream`: a
+    /// Poisson process of `faultsPerDay`, each fault's kind drawn uniformly from `kinds`.
+    /// A drawn `revokeAccess` (of 1–100 % of the partitions) and `disableClientRecovery` are
+    /// undone after an exponential `undoSecondsMean` (if the run lasts that long); a drawn
+    /// `appCrash` takes 1–100 % of the clients; a `breakingSchemaChange` after the first one
+    /// (`scheduled` counts) is skipped, since the schema has one property to remove.
+    /// - Returns: the faults in the order drawn (each undo right after the fault it ends).
+    func draw(durationSeconds: UInt64, scheduled: [FaultSpec], stream: RandomStream)
+        -> [FaultSpec]
+    {
+        guard faultsPerDay > 0, !kinds.isEmpty else { return [] }
+        var drawn: [FaultSpec] = []
+        var schemaChanged = scheduled.contains { $0.kind == .breakingSchemaChange }
+        let meanGap = 86_400 / faultsPerDay
+        var at = stream.exponential(mean: meanGap)
+        while at < Double(durationSeconds) {
+            let kind = kinds[Int(stream.uniformInt(below: UInt64(kinds.count)))]
+            let second = UInt64(at)
+            switch kind {
+            case .revokeAccess, .disableClientRecovery:
+                let percent = kind == .revokeAccess ? 1 + stream.uniformInt(below: 100) : 100
+                drawn.append(
+                    FaultSpec(kind: kind, atSeconds: second, partitionsPercent: UInt32(percent)))
+                let undo = UInt64(at + stream.exponential(mean: undoSecondsMean))
+                if undo < durationSeconds {
+                    drawn.append(
+                        FaultSpec(
+                            kind: kind == .revokeAccess ? .restoreAccess : .enableClientRecovery,
+                            atSeconds: undo))
+                }
+            case .appCrash:
+                let percent = 1 + stream.uniformInt(below: 100)
+                drawn.append(
+                    FaultSpec(kind: kind, atSeconds: second, clientsPercent: UInt32(percent)))
+            case .breakingSchemaChange:
+                if !schemaChanged { drawn.append(FaultSpec(kind: kind, atSeconds: second)) }
+                schemaChanged = true
+            default:
+                drawn.append(FaultSpec(kind: kind, atSeconds: second))
+            }
+            at += stream.exponential(mean: meanGap)
+        }
+        return drawn
+    }
+}
+
+extension FaultKind {
+    /// `enableClientRecovery` and `restoreAccess`: they end a `disableClientRecovery` or a
+    /// `revokeAccess`, and a swarm draws them only as that end.
+    public var endsAnotherFault: Bool { self == .enableClientRecovery || self == .restoreAccess }
+}

@@ -1,0 +1,89 @@
+import Randomness
+import Testing
+
+@testable import Simulation
+
+/// Fault schedules drawn from the seed (`swarm`).
+@Suite struct SwarmTests {
+    func draw(_ spec: SwarmSpec, seed: UInt64, duration: UInt64 = 86_400) -> [FaultSpec] {
+        spec.draw(
+            durationSeconds: duration, scheduled: [],
+            stream: RandomStream(seed: seed, id: StreamID(domain: 6)))
+    }
+
+    @Test func aSwarmDrawsItsOwnScheduleForEachSeed() {
+        var spec = SwarmSpec()
+        spec.faultsPerDay = 40
+        let first = draw(spec, seed: 1)
+        #expect(first == draw(spec, seed: 1))
+        #expect(first != draw(spec, seed: 2))
+        let primary = first.filter { !$0.kind.endsAnotherFault }
+        // About 40 faults a day (Poisson: within 5 standard deviations).
+        #expect(primary.count > 8 && primary.count < 72)
+        #expect(first.allSatisfy { $0.atSeconds < 86_400 })
+        #expect(primary.allSatisfy { SwarmSpec.drawableKinds.contains($0.kind) })
+        // Drawn in time order, each undo right after the fault it ends, and later than it.
+        #expect(zip(primary, primary.dropFirst()).allSatisfy { $0.atSeconds <= $1.atSeconds })
+        for (index, fault) in first.enumerated() where fault.kind.endsAnotherFault {
+            let ended = first[index - 1]
+            #expect(
+                ended.kind
+                    == (fault.kind == .restoreAccess ? .revokeAccess : .disableClientRecovery))
+            #expect(ended.atSeconds <= fault.atSeconds)
+        }
+        #expect(first.filter { $0.kind == .breakingSchemaChange }.count <= 1)
+        #expect(
+            first.filter { $0.kind == .revokeAccess || $0.kind == .appCrash }.allSatisfy {
+                (1...100).contains(
+                    $0.kind == .revokeAccess ? $0.partitionsPercent : $0.clientsPercent)
+            })
+    }
+
+    @Test func onlyTheListedKindsAreDrawnAndOneSchemaChangeAtMost() {
+        var spec = SwarmSpec()
+        spec.faultsPerDay = 200
+        spec.kinds = [.breakingSchemaChange, .serverCrash]
+        let drawn = draw(spec, seed: 9)
+        #expect(drawn.filter { $0.kind == .breakingSchemaChange }.count == 1)
+        // About 100 of them (a standard deviation of about 10).
+        #expect(drawn.filter { $0.kind == .serverCrash }.count > 60)
+        #expect(drawn.allSatisfy { spec.kinds.contains($0.kind) })
+        // A scheduled schema change leaves none to draw.
+        let after = spec.draw(
+            durationSeconds: 86_400,
+            scheduled: [FaultSpec(kind: .breakingSchemaChange, atSeconds: 10)],
+            stream: RandomStream(seed: 9, id: StreamID(domain: 6)))
+        #expect(!after.contains { $0.kind == .breakingSchemaChange })
+        #expect(draw(SwarmSpec(), seed: 9).isEmpty)
+    }
+
+    /// Runs with swarms of every kind keep every check, are reproducible from the seed alone,
+    /// and leave a scenario without a swarm as it was.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func swarmRunsKeepEveryCheck(seed: UInt64) {
+        var scenario = smallScenario()
+        scenario.network.lossPerMillion = 1_000
+        scenario.clientReset.mode = .recoverOrDiscardUnsyncedChanges
+        scenario.swarm.faultsPerDay = 96
+        scenario.swarm.undoSecondsMean = 900
+        let world = World(scenario: scenario, seed: seed)
+        let result = world.run()
+        #expect(result.passed, "seed \(seed): \(result.failures); faults \(result.swarmFaults)")
+        #expect(!result.swarmFaults.isEmpty)
+        #expect(world.faults.count == result.swarmFaults.count)
+        guard seed == 1 else { return }
+        let again = World(scenario: scenario, seed: seed).run()
+        #expect(again.traceDigest == result.traceDigest)
+        #expect(again.swarmFaults == result.swarmFaults)
+    }
+
+    @Test func noSwarmDrawsNothing() {
+        var scenario = smallScenario(durationSeconds: 2_000)
+        let plain = World(scenario: scenario, seed: 2).run()
+        scenario.swarm.kinds = [.serverCrash]
+        scenario.swarm.undoSecondsMean = 60
+        let idle = World(scenario: scenario, seed: 2).run()
+        #expect(idle.swarmFaults.isEmpty)
+        #expect(idle.traceDigest == plain.traceDigest)
+    }
+}
