@@ -22,6 +22,19 @@ public enum WriteState: UInt8, Sendable, CaseIterable {
     case keptInBackup = 5
     /// Unsynced when the app deleted the file after a permission-denied error: gone.
     case deletedAfterPermissionDenied = 6
+
+    /// The state's name, snake_case: `runs.csv` counts it in the column `writes_<name>`.
+    public var name: String {
+        switch self {
+        case .pending: "pending"
+        case .synced: "synced"
+        case .discardedByReset: "discarded_by_reset"
+        case .lostToRestore: "lost_to_restore"
+        case .droppedByRecovery: "dropped_by_recovery"
+        case .keptInBackup: "kept_in_backup"
+        case .deletedAfterPermissionDenied: "deleted_after_permission_denied"
+        }
+    }
 }
 
 public struct Ledger: Sendable {
@@ -130,6 +143,18 @@ public struct Ledger: Sendable {
             firstViolation =
                 "write \(write) of client \(owners[Int(write)]) moved \(state) → \(target); expected it to be \(expected)"
         }
+    }
+
+    /// Whether recovery replayed the write, whether it lost instructions doing so, and whether
+    /// the server history held it twice.
+    public func recovery(of write: UInt64) -> (
+        recovered: Bool, partially: Bool, integratedTwice: Bool
+    ) {
+        let flag = flags[Int(write)]
+        return (
+            flag & Ledger.recoveredFlag != 0, flag & Ledger.partiallyRecoveredFlag != 0,
+            flag & Ledger.integratedTwiceFlag != 0
+        )
     }
 
     /// Counts per state, in `WriteState` raw-value order.

@@ -311,6 +311,25 @@ public final class World {
     /// The sync log (off unless set before `run()`).
     public var syncLog: SyncLog?
 
+    /// What happened to each write (`writes.csv`); nil (not kept) unless set to an empty
+    /// `WriteDetails()` before `run()`. Keeping it never changes a run.
+    public var writeDetails: WriteDetails?
+
+    /// Moves `write` in the ledger by `transition` and, when that changed its state, notes in
+    /// `writeDetails` that it settled now, for `cause` (none when it is pending or synced).
+    @inline(__always)
+    func settle(
+        _ write: UInt64, cause: UInt16, _ transition: (inout Ledger, UInt64) -> Void
+    ) {
+        let before = ledger.states[Int(write)]
+        transition(&ledger, write)
+        let state = ledger.states[Int(write)]
+        guard writeDetails != nil, state != before else { return }
+        writeDetails!.settled(
+            write, at: now,
+            cause: state == .pending || state == .synced ? WriteDetails.Cause.none : cause)
+    }
+
     /// Appends the timeline's sample of the interval ending at `end`: the counts since the
     /// previous sample, and the state now. Reads the world only.
     func sampleTimeline(endingAt end: UInt64) {
@@ -458,6 +477,7 @@ public final class World {
         let instructions = workload.nextWrite(
             replica: clients[client].sync.replica, stream: workloadStreams[client])
         let writeID = ledger.recordWrite(client: UInt32(client))
+        writeDetails?.made(at: now)
         clients[client].counters.writesMade += 1
         let timestamp = UInt64(
             Int64(now / Time.nanosecondsPerMillisecond) + Int64(Time.timestampEpochOffsetMs)
@@ -699,7 +719,7 @@ public final class World {
             historyEntries += outcome.integratedWriteIDs.count
             if !healing { historyEntriesPeak = max(historyEntriesPeak, historyEntries) }
             for write in outcome.integratedWriteIDs {
-                ledger.markSynced(write)
+                settle(write, cause: WriteDetails.Cause.none) { $0.markSynced($1) }
                 integratedLog.append(write)
             }
             counters.changesetsIntegrated += UInt64(outcome.integratedWriteIDs.count)
@@ -811,8 +831,13 @@ public final class World {
 
     /// Carries a client reaction's reset bookkeeping into the ledger and the counters.
     func account(_ reaction: ClientReaction, client: UInt32) {
-        for write in reaction.discardedWriteIDs { ledger.markDiscarded(write) }
-        for write in reaction.droppedWriteIDs { ledger.markDroppedByRecovery(write) }
+        let cause = reaction.resetCompleted.map { UInt16($0.rawValue) } ?? WriteDetails.Cause.none
+        for write in reaction.discardedWriteIDs {
+            settle(write, cause: cause) { $0.markDiscarded($1) }
+        }
+        for write in reaction.droppedWriteIDs {
+            settle(write, cause: cause) { $0.markDroppedByRecovery($1) }
+        }
         for write in reaction.recoveredWriteIDs { ledger.noteRecovered(write, partially: false) }
         for write in reaction.partiallyRecoveredWriteIDs {
             ledger.noteRecovered(write, partially: true)
@@ -915,13 +940,18 @@ public final class World {
         )
         clients[slot].writing = false
         clients[slot].writeGeneration &+= 1
+        let cause = UInt16(action.cause.rawValue)
         switch action.kind {
         case .backUpThenDelete:
-            for write in writes { ledger.markKeptInBackup(write) }
+            for write in writes {
+                settle(write, cause: cause) { $0.markKeptInBackup($1) }
+            }
             completeReset(client, cause: action.cause, outcome: .manual)
             if clients[slot].online { connect(client) }
         case .delete:
-            for write in writes { ledger.markDeletedAfterPermissionDenied(write) }
+            for write in writes {
+                settle(write, cause: cause) { $0.markDeletedAfterPermissionDenied($1) }
+            }
             counters.filesDeletedAfterPermissionDenied += 1
             breakConnectionAndRetry(client)
         }
@@ -1109,7 +1139,9 @@ public final class World {
             let write = integratedLog[position]
             let owner = Int(ledger.owner(of: write))
             let stillUnsynced = clients[owner].sync.unsynced.contains { $0.writeID == write }
-            ledger.markRolledBack(write, stillUnsyncedOnClient: stillUnsynced)
+            settle(write, cause: WriteDetails.Cause.restore) {
+                $0.markRolledBack($1, stillUnsyncedOnClient: stillUnsynced)
+            }
         }
         integratedLog.removeLast(integratedLog.count - count)
     }

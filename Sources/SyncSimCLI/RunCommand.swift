@@ -76,6 +76,16 @@ public struct RunCommand: ParsableCommand {
             """, valueName: "I"))
     public var timelineInterval: String?
 
+    @Flag(
+        name: .customLong("writes"),
+        help: """
+            Write DIR/writes.csv: one row per write the apps made, with its client, when it \
+            was made, the state it ended in, when it got there, and what cost it (the error \
+            whose client reset discarded, dropped or backed it up, or the restore). Never \
+            changes a run.
+            """)
+    public var writes = false
+
     @Option(name: .customLong("out"), help: "The results directory (created if missing).")
     public var outputDirectory: String = "out"
 
@@ -139,6 +149,7 @@ public struct RunCommand: ParsableCommand {
         let world = World(scenario: loaded, seed: runSeed)
         world.checkpointInterval = checkpointInterval ?? 0
         world.timelineIntervalNs = (timelineSeconds ?? 0) * Time.nanosecondsPerSecond
+        if writes { world.writeDetails = WriteDetails() }
         if logLevel != .off {
             world.syncLog = SyncLog(level: logLevel) { line in
                 FileHandle.standardError.write(Data((line + "\n").utf8))
@@ -161,6 +172,10 @@ public struct RunCommand: ParsableCommand {
             if timelineSeconds != nil {
                 files.append(("timeline.csv", Self.timelineText(world.timeline)))
             }
+            if let details = world.writeDetails {
+                files.append(
+                    ("writes.csv", Self.writesText(world.ledger, details, scenario: loaded)))
+            }
             return files
         }
 
@@ -176,6 +191,9 @@ public struct RunCommand: ParsableCommand {
                 print(
                     "Timeline: \(outputDirectory)/timeline.csv (\(world.timeline.count) rows, every \(timelineSeconds) s and the rest of the run)"
                 )
+            }
+            if writes {
+                print("Writes: \(outputDirectory)/writes.csv (\(result.writesMade) rows)")
             }
         }
         print("digest=\(result.traceDigest.hex)")
@@ -201,6 +219,36 @@ public struct RunCommand: ParsableCommand {
                     [String(sample.endNs)] + sample.figures.map(String.init)
                         + [sample.events.joined(separator: ";")])
             }.joined()
+    }
+
+    /// `writes.csv`: a header and one record per write, by write ID: `write_id`, `client`,
+    /// `partition`, `made_ns`, `state` (the `runs.csv` column `writes_<state>` it counts in),
+    /// `settled_ns` (when it reached that state), `cause` (empty; the protocol error code of
+    /// the reset or permission-denied error that cost it; or `restore`), `recovered`,
+    /// `partially_recovered`, `integrated_twice` (0 or 1).
+    static func writesText(_ ledger: Ledger, _ details: WriteDetails, scenario: Scenario)
+        -> String
+    {
+        var text = CSV.line([
+            "write_id", "client", "partition", "made_ns", "state", "settled_ns", "cause",
+            "recovered", "partially_recovered", "integrated_twice",
+        ])
+        for index in ledger.states.indices {
+            let write = UInt64(index)
+            let client = ledger.owner(of: write)
+            let cause = details.causes[index]
+            let recovery = ledger.recovery(of: write)
+            text += CSV.line([
+                String(index), String(client), String(client % scenario.partitionsCount),
+                String(details.madeNs[index]), ledger.states[index].name,
+                String(details.settledNs[index]),
+                cause == WriteDetails.Cause.none
+                    ? "" : cause == WriteDetails.Cause.restore ? "restore" : String(cause),
+                recovery.recovered ? "1" : "0", recovery.partially ? "1" : "0",
+                recovery.integratedTwice ? "1" : "0",
+            ])
+        }
+        return text
     }
 
     /// `checkpoints.csv` (`RunComparison.Checkpoint.text`, which `compare` reads back).

@@ -25,7 +25,7 @@ import Testing
             status(
                 [
                     "run", "--seed", "11", "--out", second, "--checkpoints", "1000", "--timeline",
-                    "30m",
+                    "30m", "--writes",
                 ]
                     + Self.small) == 0)
         #expect(status(["run", "--seed", "12", "--out", other] + Self.small) == 0)
@@ -50,6 +50,15 @@ import Testing
             let sum = try #require(csvColumn(column, in: timeline)).reduce(0) { $0 + Int($1)! }
             #expect(csvColumn(total, in: "\(second)/runs.csv") == [String(sum)], "\(column)")
         }
+        // writes.csv: one row per write, its states counted as runs.csv counts them.
+        let states = try #require(csvColumn("state", in: "\(second)/writes.csv"))
+        #expect(csvColumn("writes_made", in: "\(second)/runs.csv") == [String(states.count)])
+        for state in ["synced", "lost_to_restore", "pending", "discarded_by_reset"] {
+            #expect(
+                csvColumn("writes_\(state)", in: "\(second)/runs.csv")
+                    == [String(states.filter { $0 == state }.count)], "\(state)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(first)/writes.csv"))
         for table in ["runs", "clients"] {
             let a = try #require(bytes("\(first)/\(table).csv"))
             #expect(a == bytes("\(second)/\(table).csv"), "\(table).csv differs for the same seed")
