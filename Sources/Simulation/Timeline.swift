@@ -41,14 +41,25 @@ public struct TimelineSample: Sendable, Equatable {
         "clients_syncing", "clients_in_reset", "server_history_entries",
     ]
 
-    /// The counts and the state figures, in `figureColumns` order.
+    /// The counts and the state figures, in `figureColumns` order (set: as many, in that
+    /// order, as a timeline file holds them).
     public var figures: [UInt64] {
-        [
-            writesMade, uploads, downloads, changesetsIntegrated, resetsStarted, resetsEnded,
-            clientFilesExpired, messagesLost, appCrashes, clientsOnline, clientsSyncing,
-            clientsInReset,
-            serverHistoryEntries,
-        ]
+        get {
+            [
+                writesMade, uploads, downloads, changesetsIntegrated, resetsStarted, resetsEnded,
+                clientFilesExpired, messagesLost, appCrashes, clientsOnline, clientsSyncing,
+                clientsInReset, serverHistoryEntries,
+            ]
+        }
+        set {
+            precondition(newValue.count == Self.figureColumns.count, "one value per figure")
+            (writesMade, uploads, downloads, changesetsIntegrated) =
+                (newValue[0], newValue[1], newValue[2], newValue[3])
+            (resetsStarted, resetsEnded, clientFilesExpired, messagesLost) =
+                (newValue[4], newValue[5], newValue[6], newValue[7])
+            (appCrashes, clientsOnline, clientsSyncing, clientsInReset, serverHistoryEntries) =
+                (newValue[8], newValue[9], newValue[10], newValue[11], newValue[12])
+        }
     }
 
     /// These counts, as running totals since the run began, less `earlier`'s: the counts of

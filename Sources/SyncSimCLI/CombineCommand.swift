@@ -15,9 +15,10 @@ public struct CombineCommand: ParsableCommand {
             options, scenario, build and variants, each with its own range of the seeds), and \
             writes the whole sweep to DIR: its runs, in the order one command runs them, in \
             DIR/results.sqlite, with runs.csv, clients.csv, timings.csv, sweep.csv and \
-            sweep_paired.csv made from it. Every file but timings.csv, and the digest line, \
-            are those of the unsharded sweep byte for byte (in a new DIR: run IDs count from \
-            1). The shards are only read.
+            sweep_paired.csv made from it, and, when the shards ran with --timeline, \
+            DIR/timelines/ and sweep_timeline.csv from the shards' run timelines. Every file \
+            but timings.csv, and the digest line, are those of the unsharded sweep byte for \
+            byte (in a new DIR: run IDs count from 1). The shards are only read.
             """
     )
 
@@ -44,6 +45,7 @@ public struct CombineCommand: ParsableCommand {
     public func run() throws {
         let paths = shards.map(CompareCommand.databasePath)
         let combined: CombinedSweep
+        let timelines: [[(file: String, samples: [TimelineSample])]]?
         do throws(MeasurementError) {
             var read = [ShardInput]()
             for path in paths {
@@ -57,6 +59,7 @@ public struct CombineCommand: ParsableCommand {
                 read.append(ShardInput(path: path, sweep: stored, runs: try store.runs()))
             }
             combined = try CombinedSweep(read)
+            timelines = try Self.timelines(of: combined)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(ExportCommand.exitStatus(for: error))
@@ -69,10 +72,24 @@ public struct CombineCommand: ParsableCommand {
         try CommandSupport.writeResults(outputDirectory, store: store) {
             () throws(MeasurementError) in
             let sweepId = try store.insert(sweep: record, runs: combined.runs)
-            return [
+            var files = [
                 ("sweep.csv", try store.csv(.sweep, sweepId: sweepId)),
                 ("sweep_paired.csv", try store.csv(.sweepPaired, sweepId: sweepId)),
             ]
+            if let timelines {
+                try OutputDirectory.prepare("\(outputDirectory)/timelines")
+                for run in timelines.joined() {
+                    files.append((run.file, RunCommand.timelineText(run.samples)))
+                }
+                files.append(
+                    (
+                        "sweep_timeline.csv",
+                        SweepTimeline.text(
+                            labels: record.variantLabels,
+                            timelines: timelines.map { $0.map(\.samples) })
+                    ))
+            }
+            return files
         }
         if !quiet {
             let failed = combined.runs.filter { run in
@@ -81,9 +98,71 @@ public struct CombineCommand: ParsableCommand {
             print("failed runs: \(failed) of \(combined.runs.count) (see each shard's output)")
             print(
                 "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, sweep.csv, sweep_paired.csv"
-            )
+                    + (timelines == nil ? "" : ", sweep_timeline.csv, timelines/"))
         }
         print("digest=\(record.digest)")
+    }
+}
+
+extension CombineCommand {
+    /// The run timelines the shards' `sweep --timeline` wrote (`timelines/` beside each
+    /// shard's database), per variant in seed order, or nil when no shard has any.
+    /// - Throws: `MeasurementError.shardsNotCombinable` (312) when only some runs have one,
+    ///   when one is not a timeline this build writes, or when the intervals differ.
+    static func timelines(of combined: CombinedSweep) throws(MeasurementError)
+        -> [[(file: String, samples: [TimelineSample])]]?
+    {
+        let variants = combined.record.variantLabels.count
+        var result = [[(file: String, samples: [TimelineSample])]](repeating: [], count: variants)
+        var missing: (path: String, file: String)?
+        var interval: UInt64?
+        for variant in 0..<variants {
+            for shard in combined.shards {
+                let directory = (shard.path as NSString).deletingLastPathComponent
+                for seed in shard.seeds {
+                    let file = SweepTimeline.file(variant: variant, seed: seed)
+                    guard let data = FileManager.default.contents(atPath: "\(directory)/\(file)")
+                    else {
+                        missing = missing ?? (shard.path, file)
+                        continue
+                    }
+                    guard let samples = SweepTimeline.parse(String(decoding: data, as: UTF8.self))
+                    else {
+                        throw .shardsNotCombinable(
+                            path: shard.path,
+                            reason: "\(directory)/\(file) is not a run timeline this build writes")
+                    }
+                    // Every row but the last (the rest of the run) ends on a multiple of the
+                    // interval, the same for every run.
+                    if samples.count > 1 {
+                        let step = samples[0].endNs
+                        if interval == nil { interval = step }
+                        guard step == interval,
+                            samples.dropLast().enumerated().allSatisfy({
+                                $1.endNs == UInt64($0 + 1) * step
+                            })
+                        else {
+                            throw .shardsNotCombinable(
+                                path: shard.path,
+                                reason:
+                                    "\(directory)/\(file) has another --timeline interval than the other runs"
+                            )
+                        }
+                    }
+                    result[variant].append((file, samples))
+                }
+            }
+        }
+        let found = result.reduce(0) { $0 + $1.count }
+        if found == 0 { return nil }
+        if let missing {
+            throw .shardsNotCombinable(
+                path: missing.path,
+                reason:
+                    "its directory lacks \(missing.file), which other runs of the sweep have (sweep --timeline); run every shard with the same --timeline, or none"
+            )
+        }
+        return result
     }
 }
 
@@ -99,6 +178,8 @@ struct ShardInput {
 struct CombinedSweep {
     var record: SweepRecord
     var runs: [RunRecord]
+    /// Each shard's database and the seeds it ran, in shard order.
+    var shards: [(path: String, seeds: [UInt64])] = []
 
     /// Checks that `shards` are shards 1/N ... N/N of one sweep, in any order, and joins them.
     /// - Throws: `MeasurementError.shardsNotCombinable` (312) naming the shard and the field
@@ -175,6 +256,7 @@ struct CombinedSweep {
         var byVariant = [[RunRecord]](repeating: [], count: variants)
         for (input, _, shard) in parsed {
             let expected = Array(seeds[shard.range(of: seeds.count)])
+            self.shards.append((path: input.path, seeds: expected))
             guard input.sweep.record.seeds == expected else {
                 throw fail(
                     "shard \(shard.text) of \(input.path) ran seeds \(SweepComparison.range(input.sweep.record.seeds)), not \(SweepComparison.range(expected))"

@@ -11,6 +11,30 @@ enum SweepTimeline {
         "timelines/variant-\(variant)-seed-\(seed).csv"
     }
 
+    /// The samples of a timeline file as `RunCommand.timelineText` writes it, or nil when the
+    /// text is not one (another header, or a malformed row).
+    static func parse(_ text: String) -> [TimelineSample]? {
+        let lines = text.split(separator: "\r\n", omittingEmptySubsequences: true)
+        let header = ["end_ns"] + TimelineSample.figureColumns + ["events"]
+        guard lines.first.map(String.init) == header.joined(separator: ",") else { return nil }
+        var samples: [TimelineSample] = []
+        for line in lines.dropFirst() {
+            let cells = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard cells.count == header.count else { return nil }
+            var numbers: [UInt64] = []
+            for cell in cells.dropLast() {
+                guard let number = UInt64(cell) else { return nil }
+                numbers.append(number)
+            }
+            var sample = TimelineSample(endNs: numbers[0])
+            sample.figures = Array(numbers.dropFirst())
+            sample.events =
+                cells.last!.isEmpty ? [] : cells.last!.split(separator: ";").map(String.init)
+            samples.append(sample)
+        }
+        return samples
+    }
+
     /// `sweep_timeline.csv`: per variant (in order) and interval (`interval` from 0; the last
     /// is the rest of the run), the variant's label columns, `runs` (seeds with that row),
     /// the mean over them of `end_ns` and of every figure (`<column>_mean`, six decimals), and

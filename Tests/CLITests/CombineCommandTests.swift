@@ -26,17 +26,26 @@ import Testing
 
     @Test func shardsCombinedAreTheWholeSweepFileForFile() throws {
         let whole = try directories.make()
-        #expect(syncsimStatus(Self.sweep + ["--out", whole]) == 0)
-        let parts = try shards(3)
+        let timeline = ["--timeline", "20m"]
+        #expect(syncsimStatus(Self.sweep + timeline + ["--out", whole]) == 0)
+        let parts = try shards(3, extra: timeline)
         // Shard 1 of 3 of five seeds is seed 1; shard 2 seeds 2-3; shard 3 seeds 4-5.
         #expect(csvColumn("seed", in: "\(parts[1])/runs.csv") == ["2", "3", "2", "3"])
         let combined = try directories.make()
         // In any order.
         #expect(syncsimStatus(["combine", parts[2], parts[0], parts[1], "--out", combined]) == 0)
-        for file in ["runs.csv", "clients.csv", "sweep.csv", "sweep_paired.csv"] {
+        for file in [
+            "runs.csv", "clients.csv", "sweep.csv", "sweep_paired.csv", "sweep_timeline.csv",
+            "timelines/variant-0-seed-1.csv", "timelines/variant-1-seed-5.csv",
+        ] {
             let bytes = try #require(fileBytes("\(whole)/\(file)"))
             #expect(bytes == fileBytes("\(combined)/\(file)"), "\(file) differs once combined")
         }
+        // A shard that lost a run's timeline is refused (the others have theirs).
+        try FileManager.default.removeItem(atPath: "\(parts[1])/timelines/variant-1-seed-3.csv")
+        #expect(
+            syncsimStatus(["combine"] + parts + ["--out", try directories.make(), "--quiet"])
+                == 65)
         // The sweeps table too: the same options (no shard), digest, seeds and run IDs.
         let sweeps = { (directory: String) throws -> String in
             let path = try self.directories.make() + "/sweeps.csv"
