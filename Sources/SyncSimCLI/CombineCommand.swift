@@ -118,7 +118,8 @@ extension CombineCommand {
         var interval: UInt64?
         for variant in 0..<variants {
             for shard in combined.shards {
-                let directory = (shard.path as NSString).deletingLastPathComponent
+                let parent = (shard.path as NSString).deletingLastPathComponent
+                let directory = parent.isEmpty ? "." : parent
                 for seed in shard.seeds {
                     let file = SweepTimeline.file(variant: variant, seed: seed)
                     guard let data = FileManager.default.contents(atPath: "\(directory)/\(file)")
@@ -161,6 +162,24 @@ extension CombineCommand {
                 reason:
                     "its directory lacks \(missing.file), which other runs of the sweep have (sweep --timeline); run every shard with the same --timeline, or none"
             )
+        }
+        // Each timeline must be its run's (not left by an earlier sweep into the same
+        // directory): its counts add up to the run's. `runs` is in the same order.
+        for (run, timeline) in zip(combined.runs, result.joined()) {
+            for (figure, metric) in [
+                ("writes_made", "writesMade"), ("uploads", "uploads"), ("downloads", "downloads"),
+            ] {
+                let column = TimelineSample.figureColumns.firstIndex(of: figure)!
+                let sum = timeline.samples.reduce(UInt64(0)) { $0 + $1.figures[column] }
+                let recorded = run.metrics.first { $0.name == metric }?.value
+                guard recorded == .integer(Int64(sum)) else {
+                    throw .shardsNotCombinable(
+                        path: combined.shards.first { $0.seeds.contains(run.seed) }?.path ?? "",
+                        reason:
+                            "\(timeline.file) is not the timeline of its run (its \(figure) add up to \(sum)); it was left by another sweep into that directory"
+                    )
+                }
+            }
         }
         return result
     }

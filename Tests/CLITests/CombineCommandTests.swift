@@ -41,8 +41,16 @@ import Testing
             let bytes = try #require(fileBytes("\(whole)/\(file)"))
             #expect(bytes == fileBytes("\(combined)/\(file)"), "\(file) differs once combined")
         }
-        // A shard that lost a run's timeline is refused (the others have theirs).
-        try FileManager.default.removeItem(atPath: "\(parts[1])/timelines/variant-1-seed-3.csv")
+        // A timeline that is not its run's is refused, and so is a shard that lost one.
+        let timelines = "\(parts[1])/timelines"
+        try FileManager.default.removeItem(atPath: "\(timelines)/variant-1-seed-3.csv")
+        try FileManager.default.copyItem(
+            atPath: "\(timelines)/variant-1-seed-2.csv", toPath: "\(timelines)/variant-1-seed-3.csv"
+        )
+        #expect(
+            syncsimStatus(["combine"] + parts + ["--out", try directories.make(), "--quiet"])
+                == 65)
+        try FileManager.default.removeItem(atPath: "\(timelines)/variant-1-seed-3.csv")
         #expect(
             syncsimStatus(["combine"] + parts + ["--out", try directories.make(), "--quiet"])
                 == 65)
