@@ -236,6 +236,13 @@ extension Scenario {
             try sub.finish()
             scenario.swarm = w
         }
+        if var sub = try reader.object("sabotage") {
+            var b = SabotageSpec()
+            b.kind = try sub.choice("kind", default: nil) as SabotageKind
+            b.every = try sub.unsigned("every", default: b.every, range: 1...1_000_000)
+            try sub.finish()
+            scenario.sabotage = b
+        }
         if var sub = try reader.object("healing") {
             var h = HealingSpec()
             h.secondsMax = try sub.unsigned(

@@ -169,6 +169,26 @@ public struct SwarmSpec: Sendable, Equatable {
     public init() {}
 }
 
+/// A bug planted on purpose ("mutation testing" of SyncSim's checks): a run with one must
+/// fail a check, and `syncsim shrink` needs a failing run to shrink. Never part of a real
+/// scenario; the run summary says so first.
+public enum SabotageKind: String, Sendable, CaseIterable {
+    /// The server's DOWNLOAD leaves out its first changeset (a gap in the history it sends),
+    /// in every `every`-th download that carries any. The client's cursor still moves past it.
+    case downloadGap
+    /// Recovery replays every unsynced changeset but the last (an off-by-one), in every
+    /// `every`-th recovering reset that has unsynced changesets (counted over all clients).
+    case recoveryOffByOne
+}
+
+public struct SabotageSpec: Sendable, Equatable {
+    /// nil: no sabotage (every real run).
+    public var kind: SabotageKind?
+    /// Sabotage every this many chances (1: every one).
+    public var every: UInt64 = 1
+    public init() {}
+}
+
 public struct HealingSpec: Sendable, Equatable {
     /// After the run: faults off, every client online, until quiet. Fails past this bound.
     public var secondsMax: UInt64 = 3_600
@@ -193,5 +213,6 @@ public struct Scenario: Sendable, Equatable {
     public var faults: [FaultSpec] = []
     public var swarm = SwarmSpec()
     public var healing = HealingSpec()
+    public var sabotage = SabotageSpec()
     public init() {}
 }

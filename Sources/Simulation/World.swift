@@ -757,6 +757,11 @@ public final class World {
         return ProtocolError(code: error.code, action: .clientResetNoRecovery)
     }
 
+    /// Downloads sent with entries, and recovering resets that replayed unsynced changesets
+    /// (over all clients), counted only for the sabotages (`downloadGap`, `recoveryOffByOne`).
+    var downloadsWithEntries: UInt64 = 0
+    var recoveriesWithChanges: UInt64 = 0
+
     /// Sends a client whatever history it has not been sent in this session.
     func pushDownload(to client: UInt32, partition: Int, evenIfEmpty: Bool) {
         let slot = Int(client)
@@ -765,7 +770,13 @@ public final class World {
         guard evenIfEmpty || session.cursor.serverVersion < servers[partition].currentVersion else {
             return
         }
-        let download = servers[partition].download(for: session.ident, after: session.cursor)
+        var download = servers[partition].download(for: session.ident, after: session.cursor)
+        if scenario.sabotage.kind == .downloadGap, !download.entries.isEmpty {
+            downloadsWithEntries += 1
+            if downloadsWithEntries % scenario.sabotage.every == 0 {
+                download.entries.removeFirst()
+            }
+        }
         clients[slot].server.cursor = download.cursor
         counters.downloads += 1
         sendToClient(client, .download(download))
@@ -779,7 +790,16 @@ public final class World {
         let slot = Int(client)
         guard event.generation == clients[slot].epoch else { return }
         logEvent(.trace, "client \(client): \(message.logName)")
+        let sabotaging = scenario.sabotage.kind == .recoveryOffByOne
+        let recoveriesBefore = clients[slot].sync.recoveriesWithChanges
+        if sabotaging {
+            clients[slot].sync.sabotageNextRecovery =
+                (recoveriesWithChanges + 1) % scenario.sabotage.every == 0
+        }
         let reaction = clients[slot].sync.receive(message, transformer: &transformer)
+        if sabotaging {
+            recoveriesWithChanges += clients[slot].sync.recoveriesWithChanges - recoveriesBefore
+        }
         if let cause = reaction.resetStarted {
             logEvent(
                 .info,

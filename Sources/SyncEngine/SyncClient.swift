@@ -92,6 +92,12 @@ public struct SyncClient: Sendable {
     /// interrupted by a dropped connection starts over at the next session, as in the
     /// reference.
     private var resetRequest: ProtocolError?
+    /// A bug planted on purpose (the scenario's `sabotage.kind` `recoveryOffByOne`): the next
+    /// recovering reset with unsynced changesets leaves the last one out of its replay. False
+    /// in every real run.
+    public var sabotageNextRecovery = false
+    /// Recovering resets that replayed unsynced changesets (the sabotage counts them).
+    public private(set) var recoveriesWithChanges: UInt64 = 0
     /// Highest client version uploaded in the current session.
     private var uploadedThrough: UInt64 = 0
 
@@ -295,8 +301,13 @@ public struct SyncClient: Sendable {
         var recovered: [RecoveredChangeset] = []
         if performed == .recover {
             let local = unsynced.map(\.reciprocal)
+            var replayed = local
+            if !local.isEmpty {
+                recoveriesWithChanges += 1
+                if sabotageNextRecovery { replayed.removeLast() }
+            }
             do {
-                let recovery = try replica.recover(local, onto: copy.state)
+                let recovery = try replica.recover(replayed, onto: copy.state)
                 state = recovery.state
                 recovered = recovery.changesets
                 reaction.recoveryDrops = recovery.drops

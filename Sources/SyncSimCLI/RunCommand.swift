@@ -142,6 +142,11 @@ public struct RunCommand: ParsableCommand {
             "seed=\(runSeed) scenario=\(loaded.name) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
 
+        if let sabotage = loaded.sabotage.kind, !quiet {
+            print(
+                "sabotage: \(sabotage.rawValue) every \(loaded.sabotage.every) (a bug planted on purpose: this run tests SyncSim's checks; its figures are not SyncSim's)"
+            )
+        }
         // Fail before simulating if the results cannot be written.
         let store = try CommandSupport.openStore(outputDirectory)
 
