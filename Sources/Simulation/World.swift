@@ -53,6 +53,13 @@ struct ClientSlot {
     var appDown = false
     /// Bumped at every relaunch; crash and relaunch timers of an older one are stale.
     var launchGeneration: UInt32 = 0
+
+    /// The app runs again after a crash: it writes and connects, and the timers of the crashed
+    /// process are stale.
+    mutating func markRelaunched() {
+        appDown = false
+        launchGeneration &+= 1
+    }
 }
 
 /// Deterministic per-client counters.
@@ -1022,8 +1029,7 @@ public final class World {
     func relaunchApp(_ client: UInt32) {
         let slot = Int(client)
         logEvent(.info, "client \(client): app relaunched")
-        clients[slot].appDown = false
-        clients[slot].launchGeneration &+= 1
+        clients[slot].markRelaunched()
         if clients[slot].sync.session == .inactive {
             counters.fileActionsAtCrashRelaunch += 1
             runFileAction(client)
@@ -1175,8 +1181,7 @@ public final class World {
         for partition in accessDenied.indices { accessDenied[partition] = false }
         // Apps relaunch (crashed ones too): pending manual resets run their file action now.
         for index in clients.indices where clients[index].appDown {
-            clients[index].appDown = false
-            clients[index].launchGeneration &+= 1
+            clients[index].markRelaunched()
         }
         for index in clients.indices where clients[index].sync.session == .inactive {
             runFileAction(UInt32(index))
