@@ -179,6 +179,19 @@ public enum SabotageKind: String, Sendable, CaseIterable {
     /// Recovery replays every unsynced changeset but the last (an off-by-one), in every
     /// `every`-th recovering reset that has unsynced changesets (counted over all clients).
     case recoveryOffByOne
+    /// A discarding reset keeps its upload queue: the changes it discarded are uploaded
+    /// anyway, in every `every`-th discarding reset that has unsynced changesets (counted over
+    /// all clients).
+    case discardKeepsUnsynced
+
+    /// The client-reset sabotage of this kind, if it is one.
+    public var resetSabotage: ResetSabotage? {
+        switch self {
+        case .downloadGap: nil
+        case .recoveryOffByOne: .recoveryOffByOne
+        case .discardKeepsUnsynced: .discardKeepsUnsynced
+        }
+    }
 }
 
 public struct SabotageSpec: Sendable, Equatable {

@@ -135,8 +135,9 @@ public struct Shrinker {
     }
 
     /// What "fails the same way" compares: a failure with its numbers replaced by `#` (so
-    /// "client 17" and "client 3" match), cut before a second ": " (the details after a
-    /// check's name, such as which promise recovery broke on which object).
+    /// "client 17" and "client 3" match), without the count of a repeated one, cut before a
+    /// second ": " (the details after a check's name, such as which promise recovery broke on
+    /// which object).
     public static func signature(_ failure: String) -> String {
         var text = ""
         var inNumber = false
@@ -149,6 +150,7 @@ public struct Shrinker {
                 inNumber = false
             }
         }
+        if text.hasSuffix(" (# times)") { text.removeLast(" (# times)".count) }
         if let first = text.range(of: ": "),
             let second = text.range(of: ": ", range: first.upperBound..<text.endIndex)
         {

@@ -238,10 +238,9 @@ public final class World {
             let skewMax = scenario.clock.skewMillisecondsMax
             let skew =
                 skewMax == 0 ? 0 : Int64(setup.uniformInt(below: 2 * skewMax + 1)) - Int64(skewMax)
-            clients.append(
-                ClientSlot(
-                    sync: SyncClient(initialState: schema, resetMode: scenario.clientReset.mode),
-                    partition: partition, skewMs: skew))
+            var sync = SyncClient(initialState: schema, resetMode: scenario.clientReset.mode)
+            sync.resetSabotage = scenario.sabotage.kind?.resetSabotage
+            clients.append(ClientSlot(sync: sync, partition: partition, skewMs: skew))
             partitionMembers[Int(partition)].append(UInt32(index))
         }
     }
@@ -764,10 +763,10 @@ public final class World {
         return ProtocolError(code: error.code, action: .clientResetNoRecovery)
     }
 
-    /// Downloads sent with entries, and recovering resets that replayed unsynced changesets
-    /// (over all clients), counted only for the sabotages (`downloadGap`, `recoveryOffByOne`).
+    /// Downloads sent with entries, and the resets a reset sabotage could strike (over all
+    /// clients), counted only for the sabotages.
     var downloadsWithEntries: UInt64 = 0
-    var recoveriesWithChanges: UInt64 = 0
+    var resetSabotageChances: UInt64 = 0
 
     /// Sends a client whatever history it has not been sent in this session.
     func pushDownload(to client: UInt32, partition: Int, evenIfEmpty: Bool) {
@@ -797,15 +796,15 @@ public final class World {
         let slot = Int(client)
         guard event.generation == clients[slot].epoch else { return }
         logEvent(.trace, "client \(client): \(message.logName)")
-        let sabotaging = scenario.sabotage.kind == .recoveryOffByOne
-        let recoveriesBefore = clients[slot].sync.recoveriesWithChanges
+        let sabotaging = clients[slot].sync.resetSabotage != nil
+        let chancesBefore = clients[slot].sync.sabotageChances
         if sabotaging {
-            clients[slot].sync.sabotageNextRecovery =
-                (recoveriesWithChanges + 1) % scenario.sabotage.every == 0
+            clients[slot].sync.sabotageArmed =
+                (resetSabotageChances + 1) % scenario.sabotage.every == 0
         }
         let reaction = clients[slot].sync.receive(message, transformer: &transformer)
         if sabotaging {
-            recoveriesWithChanges += clients[slot].sync.recoveriesWithChanges - recoveriesBefore
+            resetSabotageChances += clients[slot].sync.sabotageChances - chancesBefore
         }
         if let cause = reaction.resetStarted {
             logEvent(
@@ -925,6 +924,13 @@ public final class World {
         case .recovered: clients[slot].counters.resetsRecovered += 1
         case .discarded: clients[slot].counters.resetsDiscarded += 1
         case .manual: clients[slot].counters.resetsManual += 1
+        }
+        // discardUnsyncedChanges promises that the unsynced changes are gone: a discarding
+        // reset leaves nothing to upload.
+        if outcome == .discarded, !clients[slot].sync.unsynced.isEmpty {
+            failures.append(
+                "client \(client): a discarding reset left \(clients[slot].sync.unsynced.count) unsynced changesets to upload"
+            )
         }
         digest.fold(
             0xCC | UInt64(client) << 8, UInt64(cause.rawValue) << 8 | UInt64(outcome.rawValue))
@@ -1193,6 +1199,20 @@ public final class World {
         }
     }
 
+    /// The failures with each repeated one listed once, where it first occurred, followed by
+    /// how often (a client whose uploads the server keeps refusing fails hundreds of times).
+    static func collapsingRepeats(_ failures: [String]) -> [String] {
+        var counts: [String: Int] = [:]  // looked up, never iterated
+        for failure in failures { counts[failure, default: 0] += 1 }
+        var listed: Set<String> = []
+        var collapsed: [String] = []
+        for failure in failures where listed.insert(failure).inserted {
+            let count = counts[failure]!
+            collapsed.append(count == 1 ? failure : "\(failure) (\(count) times)")
+        }
+        return collapsed
+    }
+
     func finish(healingStartedAt healingStart: UInt64) -> RunResult {
         var divergent: [UInt32] = []
         let serverDigests = servers.map { $0.state.contentDigest() }
@@ -1218,6 +1238,7 @@ public final class World {
                 "\(divergent.count) clients did not converge to the server (first: client \(divergent[0]))"
             )
         }
+        failures = World.collapsingRepeats(failures)
         for failure in failures { logEvent(.error, "check failed: \(failure)") }
         return RunResult(
             world: self, healingStartedAt: healingStart, divergentClients: divergent,

@@ -22,6 +22,15 @@ public enum SessionState: UInt8, Sendable {
     case inactive
 }
 
+/// A bug planted in client resets on purpose (the simulator's `sabotage`), to check that its
+/// checks catch it.
+public enum ResetSabotage: Sendable {
+    /// Recovery replays every unsynced changeset but the last.
+    case recoveryOffByOne
+    /// A discarding reset keeps the upload queue: the discarded changes are uploaded anyway.
+    case discardKeepsUnsynced
+}
+
 /// One unsynced local changeset.
 public struct LocalHistoryEntry: Sendable {
     /// As committed (or as recovered by a client reset); this is what is uploaded.
@@ -92,12 +101,12 @@ public struct SyncClient: Sendable {
     /// interrupted by a dropped connection starts over at the next session, as in the
     /// reference.
     private var resetRequest: ProtocolError?
-    /// A bug planted on purpose (the scenario's `sabotage.kind` `recoveryOffByOne`): the next
-    /// recovering reset with unsynced changesets leaves the last one out of its replay. False
-    /// in every real run.
-    public var sabotageNextRecovery = false
-    /// Recovering resets that replayed unsynced changesets (the sabotage counts them).
-    public private(set) var recoveriesWithChanges: UInt64 = 0
+    /// A bug planted in client resets on purpose (the scenario's `sabotage`); nil in every
+    /// real run. It strikes at the next chance while `sabotageArmed`.
+    public var resetSabotage: ResetSabotage?
+    public var sabotageArmed = false
+    /// The sabotage's chances so far: resets of its kind with unsynced changesets.
+    public private(set) var sabotageChances: UInt64 = 0
     /// Highest client version uploaded in the current session.
     private var uploadedThrough: UInt64 = 0
 
@@ -302,9 +311,9 @@ public struct SyncClient: Sendable {
         if performed == .recover {
             let local = unsynced.map(\.reciprocal)
             var replayed = local
-            if !local.isEmpty {
-                recoveriesWithChanges += 1
-                if sabotageNextRecovery { replayed.removeLast() }
+            if resetSabotage == .recoveryOffByOne, !local.isEmpty {
+                sabotageChances += 1
+                if sabotageArmed { replayed.removeLast() }
             }
             do {
                 let recovery = try replica.recover(replayed, onto: copy.state)
@@ -331,6 +340,22 @@ public struct SyncClient: Sendable {
         }
         let previous = unsynced
         takeIdentity(of: copy, state: state)
+        if performed == .discard, resetSabotage == .discardKeepsUnsynced, !previous.isEmpty {
+            sabotageChances += 1
+            if sabotageArmed {
+                // The upload queue survives the discard: the old changes go to the server,
+                // which the fresh local state never had.
+                for entry in previous {
+                    clientVersion += 1
+                    var changeset = entry.original
+                    changeset.version = clientVersion
+                    changeset.lastIntegratedRemoteVersion = copy.latest.version
+                    unsynced.append(
+                        LocalHistoryEntry(
+                            original: changeset, reciprocal: changeset, writeID: entry.writeID))
+                }
+            }
+        }
         for (entry, result) in zip(previous, recovered) {
             if result.changeset.instructions.isEmpty {
                 reaction.droppedWriteIDs.append(entry.writeID)

@@ -41,6 +41,9 @@ import Testing
                 "client 17: recovery broke a documented promise: ObjectRef(3) field 1: set int(5)")
                 == "client #: recovery broke a documented promise")
         #expect(
+            Shrinker.signature("server refused an upload from client 3 with 212 x (40 times)")
+                == "server refused an upload from client # with # x")
+        #expect(
             Shrinker.signature("12 writes still pending after healing")
                 == "# writes still pending after healing")
     }
@@ -79,6 +82,13 @@ import Testing
             })
         // Deterministic: the same search twice.
         #expect(shrinker.shrink(start).trials == report.trials)
+    }
+
+    @Test func repeatedFailuresAreListedOnceWithTheirCount() {
+        #expect(
+            World.collapsingRepeats(["b", "a", "b", "c", "b", "a"])
+                == ["b (3 times)", "a (2 times)", "c"])
+        #expect(World.collapsingRepeats([]) == [])
     }
 
     @Test func theRunBudgetStopsTheSearchWithTheBestRunSoFar() {
@@ -147,6 +157,12 @@ import Testing
             })
         // And counted: the broken promises, or the writes left pending.
         #expect(offByOne.counters.recoveryPromiseViolations > 0 || offByOne.writesPending > 0)
+        let discard = ["clientReset.mode=discardUnsyncedChanges"]
+        let cleanDiscard = try run(Self.small, settings: discard)
+        #expect(cleanDiscard.passed, "\(cleanDiscard.failures)")
+        #expect(cleanDiscard.resetsDiscarded > 0)
+        let kept = try run(Self.small, settings: discard + ["sabotage.kind=discardKeepsUnsynced"])
+        #expect(kept.failures.contains { $0.contains("a discarding reset left") })
     }
 
     @Test func sabotageFieldsAreChecked() {
