@@ -300,7 +300,7 @@ struct RunOverrides: Encodable {
             (try? AtomicFile.write(json + "\n", to: path)) != nil
         {
             print(
-                "capsule: \(path) (copy it into Data/seeds/ and fill in fixedIn to replay it in every test run)"
+                "capsule: \(path) (shrink it with `syncsim shrink \(path)`; copy it into Data/seeds/ and fill in fixedIn to replay it in every test run)"
             )
         }
     }
