@@ -188,6 +188,7 @@ public struct Shrinker {
             progressed = search.shrinkSizes() || progressed
             progressed = search.writeOutSwarm() || progressed
             progressed = search.removeFaults() || progressed
+            progressed = search.moveFaultsEarlier() || progressed
             progressed = search.simplify() || progressed
             progressed = search.thinWrites() || progressed
         }
@@ -331,6 +332,28 @@ private struct Search {
             }
             if size == 1 { break }
             size = max(1, size / 2)
+        }
+        return progressed
+    }
+
+    /// Moves each scheduled fault to half its time, again and again while the run still
+    /// fails, so that a shorter run can hold it (the next size step tries one).
+    mutating func moveFaultsEarlier() -> Bool {
+        guard let point = best, !point.scenario.faults.isEmpty else { return false }
+        var faults = point.scenario.faults
+        var progressed = false
+        for index in faults.indices where !spent {
+            while faults[index].atSeconds >= 120, !spent {
+                var moved = faults
+                let from = moved[index].atSeconds
+                moved[index].atSeconds = from / 2
+                let candidate = input.setting("durationSeconds=\(input.durationSeconds)")
+                    .setting("faults=" + FaultSpec.json(moved))
+                let step = "move \(moved[index].kind.rawValue) from \(from) s to \(from / 2) s"
+                guard attempt(step, candidate) else { break }
+                faults = moved
+                progressed = true
+            }
         }
         return progressed
     }

@@ -12,7 +12,8 @@ public struct ShrinkCommand: ParsableCommand {
         discussion: """
             Reads the capsule a failed run or sweep wrote (capsule-seed-N.json), runs it again, \
             then tries smaller runs of the same seed: half the clients, half the duration, the \
-            swarm's drawn faults written out and removed one by one, features switched off \
+            swarm's drawn faults written out, faults removed one by one or moved earlier, \
+            features switched off \
             (crashes, loss, clock skew, list edits, ...), fewer writes and objects. It keeps \
             each run that still fails the same way (the first failure, numbers aside; any \
             failure with --any-failure). Writes DIR/shrink.csv (every run tried) and \
