@@ -31,6 +31,10 @@ import Testing
         let runs = try #require(csvColumn("verdict", in: out + "/shrink.csv"))
         #expect(runs.count >= 2 && runs.count <= 12)
         #expect(runs[0] == "kept")
+        // The search's first run is the failed run itself, bit for bit.
+        let original = try JSONDecoder().decode(
+            FailureCapsuleDigest.self, from: try #require(fileBytes(capsule)))
+        #expect(try #require(csvColumn("digest", in: out + "/shrink.csv")).first == original.digest)
         let shrunk = try JSONDecoder().decode(
             FailureCapsuleFields.self,
             from: try #require(fileBytes(out + "/capsule-shrunk-seed-2.json")))
@@ -76,6 +80,11 @@ import Testing
         #expect(fileBytes(out + "/shrink.csv") == nil)
         #expect(syncsimStatus(["shrink", passing, "--max-runs", "0"]) == 64)
     }
+}
+
+/// The digest of a capsule as `run` writes it (no size overrides).
+private struct FailureCapsuleDigest: Decodable {
+    var digest: String
 }
 
 /// The fields of a capsule these tests read.
