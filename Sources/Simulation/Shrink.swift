@@ -24,6 +24,12 @@ public struct ShrinkInput: Sendable, Hashable {
         self.settings = settings
     }
 
+    /// These settings with `faults` as the scenario's whole fault list (and the file's
+    /// duration set to this run's, so that the decoder accepts every fault inside it).
+    func withFaults(_ faults: [FaultSpec]) -> ShrinkInput {
+        setting("durationSeconds=\(durationSeconds)").setting("faults=" + FaultSpec.json(faults))
+    }
+
     /// These settings with `text` (`PATH=VALUE`) in place of any earlier one for its path.
     func setting(_ text: String) -> ShrinkInput {
         guard let new = ScenarioSetting(text) else { return self }
@@ -172,7 +178,7 @@ public struct Shrinker {
     /// (verdict `passed`) and nothing else.
     public func shrink(_ start: ShrinkInput) -> ShrinkReport {
         var search = Search(shrinker: self)
-        guard let first = search.evaluate("the run as given", start, signature: nil),
+        guard let first = search.evaluate("the run as given", start),
             first.trial.verdict == .kept
         else {
             return ShrinkReport(
@@ -217,7 +223,8 @@ private struct Search {
     init(shrinker: Shrinker) { self.shrinker = shrinker }
 
     /// Runs `input` once (nil when it was run before or the budget is spent) and records it.
-    mutating func evaluate(_ step: String, _ input: ShrinkInput, signature: String?) -> Point? {
+    /// Before the first run `signature` is nil: any failure keeps it.
+    mutating func evaluate(_ step: String, _ input: ShrinkInput) -> Point? {
         guard !tried.contains(input) else { return nil }
         guard trials.count < shrinker.runsMax else {
             spent = true
@@ -255,7 +262,7 @@ private struct Search {
 
     /// Tries `input`; keeps it as the best run when it fails the same way.
     mutating func attempt(_ step: String, _ input: ShrinkInput) -> Bool {
-        guard let point = evaluate(step, input, signature: signature),
+        guard let point = evaluate(step, input),
             point.trial.verdict == .kept
         else { return false }
         best = point
@@ -301,9 +308,7 @@ private struct Search {
     mutating func writeOutSwarm() -> Bool {
         guard let point = best, point.scenario.swarm.faultsPerDay > 0, !spent else { return false }
         let drawn = point.outcome.faults.count - point.scenario.faults.count
-        let candidate = input.setting("swarm.faultsPerDay=0")
-            .setting("durationSeconds=\(input.durationSeconds)")
-            .setting("faults=" + FaultSpec.json(point.outcome.faults))
+        let candidate = input.setting("swarm.faultsPerDay=0").withFaults(point.outcome.faults)
         return attempt(
             "the swarm's \(drawn) drawn faults written out as scheduled faults", candidate)
     }
@@ -321,8 +326,7 @@ private struct Search {
                 let end = min(faults.count, start + size)
                 let kept = Array(faults[..<start] + faults[end...])
                 let removed = faults[start..<end].map { "\($0.kind.rawValue) at \($0.atSeconds) s" }
-                let candidate = input.setting("durationSeconds=\(input.durationSeconds)")
-                    .setting("faults=" + FaultSpec.json(kept))
+                let candidate = input.withFaults(kept)
                 if attempt("remove \(removed.joined(separator: ", "))", candidate) {
                     faults = kept
                     progressed = true
@@ -347,8 +351,7 @@ private struct Search {
                 var moved = faults
                 let from = moved[index].atSeconds
                 moved[index].atSeconds = from / 2
-                let candidate = input.setting("durationSeconds=\(input.durationSeconds)")
-                    .setting("faults=" + FaultSpec.json(moved))
+                let candidate = input.withFaults(moved)
                 let step = "move \(moved[index].kind.rawValue) from \(from) s to \(from / 2) s"
                 guard attempt(step, candidate) else { break }
                 faults = moved

@@ -797,7 +797,7 @@ public final class World {
         guard event.generation == clients[slot].epoch else { return }
         logEvent(.trace, "client \(client): \(message.logName)")
         let sabotaging = clients[slot].sync.resetSabotage != nil
-        let chancesBefore = clients[slot].sync.sabotageChances
+        let chancesBefore = sabotaging ? clients[slot].sync.sabotageChances : 0
         if sabotaging {
             clients[slot].sync.sabotageArmed =
                 (resetSabotageChances + 1) % scenario.sabotage.every == 0
