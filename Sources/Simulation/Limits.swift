@@ -12,4 +12,6 @@ public enum Limits {
     /// Events processed in one run, healing included.
     public static let eventsMax: UInt64 = 4_000_000_000
     public static let healingSecondsMax: UInt64 = 7 * 86_400
+    /// Bandwidths (`network.bandwidthBytesPerSecond`, `server.egressBytesPerSecond`): 1 TB/s.
+    public static let bytesPerSecondMax: UInt64 = 1_000_000_000_000
 }

@@ -146,6 +146,9 @@ extension Scenario {
                 "reconnectSecondsMin", default: n.reconnectSecondsMin, range: 0.001...86_400)
             n.reconnectSecondsMax = try sub.number(
                 "reconnectSecondsMax", default: n.reconnectSecondsMax, range: 0.001...86_400)
+            n.bandwidthBytesPerSecond = try sub.unsigned(
+                "bandwidthBytesPerSecond", default: n.bandwidthBytesPerSecond,
+                range: 0...Limits.bytesPerSecondMax)
             try sub.finish()
             if n.reconnectSecondsMax < n.reconnectSecondsMin {
                 throw ScenarioError(
@@ -177,6 +180,9 @@ extension Scenario {
             s.historyCompactionIntervalSeconds = try sub.unsigned(
                 "historyCompactionIntervalSeconds", default: s.historyCompactionIntervalSeconds,
                 range: 1...Limits.durationSecondsMax)
+            s.egressBytesPerSecond = try sub.unsigned(
+                "egressBytesPerSecond", default: s.egressBytesPerSecond,
+                range: 0...Limits.bytesPerSecondMax)
             try sub.finish()
             scenario.server = s
         }

@@ -97,6 +97,10 @@ public struct NetworkSpec: Sendable, Equatable {
     /// (doubling per consecutive failure up to `reconnectSecondsMax`, minus up to 25 % jitter).
     public var reconnectSecondsMin = 1.0
     public var reconnectSecondsMax = 300.0
+    /// Each client connection's bandwidth, bytes per second in each direction; 0 = unlimited.
+    /// A message takes its size over this to put on the link, after the link's earlier
+    /// messages (`WireSize` gives the sizes).
+    public var bandwidthBytesPerSecond: UInt64 = 0
     public init() {}
 }
 
@@ -119,6 +123,10 @@ public struct ServerSpec: Sendable, Equatable {
     /// How often the server runs that compaction (expiry and trimming), with
     /// `clientMaxOfflineSeconds` set.
     public var historyCompactionIntervalSeconds: UInt64 = 3_600
+    /// The server's outgoing bandwidth, bytes per second, shared by every session of every
+    /// partition in the order the server sends; 0 = unlimited. A fleet's fresh copies after a
+    /// restore queue here.
+    public var egressBytesPerSecond: UInt64 = 0
     public init() {}
 }
 

@@ -14,6 +14,11 @@ public struct TimelineSample: Sendable, Equatable {
     public var uploads: UInt64 = 0
     public var downloads: UInt64 = 0
     public var changesetsIntegrated: UInt64 = 0
+    /// Bytes the clients and the server sent (`WireSize`), and of the server's, those of
+    /// fresh copies.
+    public var bytesUploaded: UInt64 = 0
+    public var bytesDownloaded: UInt64 = 0
+    public var freshCopyBytes: UInt64 = 0
     /// Client resets that began (the first error of each) and that ended (the file synced
     /// again; as `RunResult.resetDurationsNs`).
     public var resetsStarted: UInt64 = 0
@@ -36,8 +41,9 @@ public struct TimelineSample: Sendable, Equatable {
 
     /// The names of `figures`, snake_case (the columns of `timeline.csv` after `end_ns`).
     public static let figureColumns = [
-        "writes_made", "uploads", "downloads", "changesets_integrated", "resets_started",
-        "resets_ended", "client_files_expired", "messages_lost", "app_crashes", "clients_online",
+        "writes_made", "uploads", "downloads", "changesets_integrated", "bytes_uploaded",
+        "bytes_downloaded", "fresh_copy_bytes", "resets_started", "resets_ended",
+        "client_files_expired", "messages_lost", "app_crashes", "clients_online",
         "clients_syncing", "clients_in_reset", "server_history_entries",
     ]
 
@@ -46,19 +52,22 @@ public struct TimelineSample: Sendable, Equatable {
     public var figures: [UInt64] {
         get {
             [
-                writesMade, uploads, downloads, changesetsIntegrated, resetsStarted, resetsEnded,
-                clientFilesExpired, messagesLost, appCrashes, clientsOnline, clientsSyncing,
-                clientsInReset, serverHistoryEntries,
+                writesMade, uploads, downloads, changesetsIntegrated, bytesUploaded,
+                bytesDownloaded, freshCopyBytes, resetsStarted, resetsEnded, clientFilesExpired,
+                messagesLost, appCrashes, clientsOnline, clientsSyncing, clientsInReset,
+                serverHistoryEntries,
             ]
         }
         set {
             precondition(newValue.count == Self.figureColumns.count, "one value per figure")
             (writesMade, uploads, downloads, changesetsIntegrated) =
                 (newValue[0], newValue[1], newValue[2], newValue[3])
+            (bytesUploaded, bytesDownloaded, freshCopyBytes) =
+                (newValue[4], newValue[5], newValue[6])
             (resetsStarted, resetsEnded, clientFilesExpired, messagesLost) =
-                (newValue[4], newValue[5], newValue[6], newValue[7])
+                (newValue[7], newValue[8], newValue[9], newValue[10])
             (appCrashes, clientsOnline, clientsSyncing, clientsInReset, serverHistoryEntries) =
-                (newValue[8], newValue[9], newValue[10], newValue[11], newValue[12])
+                (newValue[11], newValue[12], newValue[13], newValue[14], newValue[15])
         }
     }
 
@@ -70,6 +79,9 @@ public struct TimelineSample: Sendable, Equatable {
         interval.uploads -= earlier.uploads
         interval.downloads -= earlier.downloads
         interval.changesetsIntegrated -= earlier.changesetsIntegrated
+        interval.bytesUploaded -= earlier.bytesUploaded
+        interval.bytesDownloaded -= earlier.bytesDownloaded
+        interval.freshCopyBytes -= earlier.freshCopyBytes
         interval.resetsStarted -= earlier.resetsStarted
         interval.resetsEnded -= earlier.resetsEnded
         interval.clientFilesExpired -= earlier.clientFilesExpired

@@ -4,6 +4,8 @@
 //!
 //! Modelling choices (see README "Architecture"):
 //! - A connection is FIFO in each direction (delivery times never overtake each other).
+//! - With a bandwidth set, a message first waits for its links (the server's egress, shared by
+//!   every session, then the client's connection) to carry its bytes, then the latency.
 //! - A lost message breaks the connection at once on both ends; the client reconnects after an
 //!   exponential back-off with jitter, like the SDK's resumption delay.
 //! - The server notices a client going offline at once (a clean TCP close).
@@ -37,6 +39,10 @@ struct ClientSlot {
     var writing = false
     var toServerFreeAt: UInt64 = 0
     var toClientFreeAt: UInt64 = 0
+    /// When the client's connection has finished carrying the bytes queued on it, per
+    /// direction (with `network.bandwidthBytesPerSecond` set).
+    var uplinkBusyUntil: UInt64 = 0
+    var downlinkBusyUntil: UInt64 = 0
     var server = ServerSession()
     var backoffFailures: UInt32 = 0
     /// A file action event is queued for this client; its generation tells stale ones apart.
@@ -78,6 +84,10 @@ public struct ClientCounters: Sendable, Equatable {
     public var resetFallbacks: UInt64 = 0
     public var messagesLost: UInt64 = 0
     public var connections: UInt64 = 0
+    /// Bytes this client put on its connection (`WireSize`), and those the server sent it
+    /// (fresh copies included).
+    public var bytesUploaded: UInt64 = 0
+    public var bytesDownloaded: UInt64 = 0
     /// Simulated time this client spent in client resets: from the error that started each
     /// to its next active session (see `World.resetDurationsNs`).
     public var resetDowntimeNs: UInt64 = 0
@@ -131,6 +141,9 @@ public final class World {
     let crashStreams: [RandomStream]
     /// The sync server is down (crashed) until this time; 0 when it is up.
     var serverDownUntil: UInt64 = 0
+    /// When the server's egress link has finished carrying what was sent so far (with
+    /// `server.egressBytesPerSecond` set).
+    var egressBusyUntil: UInt64 = 0
     /// The scenario's scheduled faults, then those its swarm drew from the seed
     /// (`swarmFaults`); a `.fault` event's subject indexes this.
     let faults: [FaultSpec]
@@ -349,6 +362,9 @@ public final class World {
         totals.uploads = counters.uploads
         totals.downloads = counters.downloads
         totals.changesetsIntegrated = counters.changesetsIntegrated
+        totals.bytesUploaded = counters.bytesUploaded
+        totals.bytesDownloaded = counters.bytesDownloaded
+        totals.freshCopyBytes = counters.freshCopyBytes
         totals.resetsStarted = resetsStarted
         totals.resetsEnded = UInt64(resetDurationsNs.count)
         totals.clientFilesExpired = counters.clientFilesExpired
@@ -650,7 +666,8 @@ public final class World {
             breakConnectionAndRetry(client)
             return
         }
-        let earliest = now + latency(slot)
+        let departs = transmitted(message, client: slot)
+        let earliest = departs + latency(slot)
         let at: UInt64
         let kind: EventKind
         if case .toServer = message {
@@ -664,6 +681,53 @@ public final class World {
         }
         queue.schedule(
             at: at, kind, subject: client, slot: allocate(message), generation: clients[slot].epoch)
+    }
+
+    /// Counts the bytes of a message put on the client's connection, and returns when its last
+    /// byte has left: now, or later when a bandwidth is set and the links are busy. Each link
+    /// carries its messages one after another; the server's egress (shared by all its
+    /// sessions) carries a server message before the client's connection does. A message
+    /// whose connection breaks on the way has still taken its time on the links.
+    func transmitted(_ message: InFlight, client slot: Int) -> UInt64 {
+        let bandwidth = scenario.network.bandwidthBytesPerSecond
+        switch message {
+        case .toServer(let message):
+            let bytes = UInt64(WireSize.of(message))
+            counters.bytesUploaded += bytes
+            clients[slot].counters.bytesUploaded += bytes
+            return World.carry(
+                bytes, from: now, over: &clients[slot].uplinkBusyUntil, at: bandwidth)
+        case .toClient(let message):
+            let bytes = UInt64(WireSize.of(message))
+            counters.bytesDownloaded += bytes
+            clients[slot].counters.bytesDownloaded += bytes
+            if case .freshCopy = message {
+                counters.freshCopies += 1
+                counters.freshCopyBytes += bytes
+            }
+            let sent = World.carry(
+                bytes, from: now, over: &egressBusyUntil, at: scenario.server.egressBytesPerSecond)
+            return World.carry(
+                bytes, from: sent, over: &clients[slot].downlinkBusyUntil, at: bandwidth)
+        }
+    }
+
+    /// When a link of `bytesPerSecond` (0 = unlimited: at once) has carried `bytes` handed to
+    /// it at `start`, after what it carries already (`busyUntil`, which it then extends).
+    static func carry(
+        _ bytes: UInt64, from start: UInt64, over busyUntil: inout UInt64, at bytesPerSecond: UInt64
+    ) -> UInt64 {
+        guard bytesPerSecond > 0 else { return start }
+        busyUntil = max(start, busyUntil) + transmissionNs(bytes, bytesPerSecond)
+        return busyUntil
+    }
+
+    /// Nanoseconds a link of `bytesPerSecond` takes to carry `bytes`, rounded up (integers
+    /// only, so every build computes the same time).
+    static func transmissionNs(_ bytes: UInt64, _ bytesPerSecond: UInt64) -> UInt64 {
+        let (high, low) = bytes.multipliedFullWidth(by: Time.nanosecondsPerSecond)
+        let (quotient, remainder) = bytesPerSecond.dividingFullWidth((high, low))
+        return remainder > 0 ? quotient + 1 : quotient
     }
 
     // MARK: - Server
@@ -780,6 +844,7 @@ public final class World {
         if scenario.sabotage.kind == .downloadGap, !download.entries.isEmpty {
             downloadsWithEntries += 1
             if downloadsWithEntries % scenario.sabotage.every == 0 {
+                download.payloadBytes -= download.entries[0].encoded().count
                 download.entries.removeFirst()
             }
         }
@@ -1252,6 +1317,12 @@ public struct WorldCounters: Sendable, Equatable {
     public var downloads: UInt64 = 0
     public var changesetsIntegrated: UInt64 = 0
     public var messagesLost: UInt64 = 0
+    /// Bytes the clients sent and the server sent (`WireSize`; messages lost before they left
+    /// are not counted), and of the server's, the fresh copies and their bytes.
+    public var bytesUploaded: UInt64 = 0
+    public var bytesDownloaded: UInt64 = 0
+    public var freshCopies: UInt64 = 0
+    public var freshCopyBytes: UInt64 = 0
     public var resets: UInt64 = 0
     /// Automatic resets that fell back to the manual error handler, per `ResetFallbackReason`.
     public var resetFallbacks = [UInt64](repeating: 0, count: ResetFallbackReason.allCases.count)

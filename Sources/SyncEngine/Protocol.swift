@@ -102,10 +102,14 @@ public struct FreshCopy: Sendable {
     public var file: SaltedFileIdent
     public var latest: SaltedVersion
     public var state: Replica
-    public init(file: SaltedFileIdent, latest: SaltedVersion, state: Replica) {
+    /// The length of `state`'s encoded snapshot (`Replica.snapshotChangesets`): what the copy
+    /// carries on the wire besides its header (`WireSize`).
+    public var payloadBytes: Int
+    public init(file: SaltedFileIdent, latest: SaltedVersion, state: Replica, payloadBytes: Int) {
         self.file = file
         self.latest = latest
         self.state = state
+        self.payloadBytes = payloadBytes
     }
 }
 
@@ -114,12 +118,52 @@ public struct DownloadMessage: Sendable {
     public var cursor: DownloadCursor
     public var latest: SaltedVersion
     public var entries: ContiguousArray<DownloadEntry>
+    /// The total length of `entries`' encodings, as sent.
+    public var payloadBytes: Int
     public init(
-        cursor: DownloadCursor, latest: SaltedVersion, entries: ContiguousArray<DownloadEntry>
+        cursor: DownloadCursor, latest: SaltedVersion, entries: ContiguousArray<DownloadEntry>,
+        payloadBytes: Int
     ) {
         self.cursor = cursor
         self.latest = latest
         self.entries = entries
+        self.payloadBytes = payloadBytes
+    }
+}
+
+/// How many bytes a message puts on the wire, in SyncSim's model: a fixed header per message
+/// kind (framing, idents, versions and salts, as the reference's text headers carry them),
+/// plus the changesets in MergeCore's compact encoding, and for a fresh copy the encoded
+/// snapshot of the state. The reference's own encoding and file format differ, so these are
+/// the sizes of the content each message must carry, not the reference's byte counts.
+public enum WireSize {
+    /// IDENT (with BIND): file ident and salt, download cursor, latest version and salt,
+    /// locked version.
+    public static let identHeader = 64
+    /// UPLOAD: progress fields and the changeset count.
+    public static let uploadHeader = 32
+    /// MARK, a fresh-copy request and ERROR: a short header.
+    public static let shortMessage = 16
+    /// DOWNLOAD: cursor, latest version and salt, entry count.
+    public static let downloadHeader = 40
+    /// A fresh copy: new file ident and salt, latest version and salt, snapshot length.
+    public static let freshCopyHeader = 48
+
+    public static func of(_ message: ClientMessage) -> Int {
+        switch message {
+        case .requestFreshCopy, .mark: shortMessage
+        case .ident: identHeader
+        case .upload(let entries, _):
+            entries.reduce(uploadHeader) { $0 + $1.changeset.encoded().count }
+        }
+    }
+
+    public static func of(_ message: ServerMessage) -> Int {
+        switch message {
+        case .freshCopy(let copy): freshCopyHeader + copy.payloadBytes
+        case .download(let download): downloadHeader + download.payloadBytes
+        case .error: shortMessage
+        }
     }
 }
 

@@ -16,6 +16,9 @@ public struct ServerHistoryEntry: Sendable {
     public var salt: UInt64
     /// Simulator bookkeeping: which write this was (for the ledger).
     public var writeID: UInt64
+    /// The length of `changeset`'s encoding, as stored (a DOWNLOAD adjusts it for the
+    /// `lastIntegratedRemoteVersion` it sends; see `WireSize`).
+    public var encodedBytes: Int
 }
 
 /// What the server records per client file (REALM-SEMANTICS §3.1).
@@ -75,6 +78,10 @@ public struct ServerFile: Sendable {
     public private(set) var historyBase: SaltedVersion
     /// Indexed by client file ident; index 0 is never allocated.
     public private(set) var clientFiles: ContiguousArray<ClientFileRecord?>
+    /// The encoded size of `state`'s snapshot (`Replica.snapshotChangesets`) at the server
+    /// version it was taken at: fresh copies of an unchanged file reuse it. A value like the
+    /// rest, so a backup and a restore carry it along.
+    private var snapshotBytes: (at: SaltedVersion, bytes: Int)?
 
     /// A new server file whose state starts as `initialState` (the schema) at version 0.
     public init(initialState: Replica, baseSalt: UInt64) {
@@ -82,6 +89,7 @@ public struct ServerFile: Sendable {
         history = []
         historyBase = SaltedVersion(version: 0, salt: baseSalt)
         clientFiles = [nil]
+        snapshotBytes = nil
     }
 
     public var currentVersion: UInt64 { historyBase.version + UInt64(history.count) }
@@ -128,9 +136,20 @@ public struct ServerFile: Sendable {
     // MARK: - Sessions
 
     /// BIND with `need_client_file_ident` followed by a fresh download: allocates an ident and
-    /// returns the current state.
-    /// - Complexity: O(1) (the state is shared copy-on-write).
+    /// returns the current state, with the size of its encoded snapshot.
+    /// - Complexity: O(1) (the state is shared copy-on-write), plus O(state) to size the
+    ///   snapshot when the file changed since the last fresh copy.
     public mutating func allocateFreshCopy(fileSalt: UInt64, at now: UInt64) -> FreshCopy {
+        let latest = self.latest
+        let bytes: Int
+        if let cached = snapshotBytes, cached.at == latest {
+            bytes = cached.bytes
+        } else {
+            bytes = state.snapshotChangesets(version: latest.version).reduce(0) {
+                $0 + $1.encoded().count
+            }
+            snapshotBytes = (latest, bytes)
+        }
         let ident = UInt64(clientFiles.count)
         clientFiles.append(
             ClientFileRecord(
@@ -139,7 +158,7 @@ public struct ServerFile: Sendable {
                 lockedServerVersion: currentVersion))
         return FreshCopy(
             file: SaltedFileIdent(ident: ident, salt: fileSalt), latest: latest,
-            state: state)
+            state: state, payloadBytes: bytes)
     }
 
     /// The IDENT checks of REALM-SEMANTICS §3.2, in the reference's order. Nil means accepted.
@@ -174,6 +193,7 @@ public struct ServerFile: Sendable {
         precondition(cursor.serverVersion <= currentVersion, "download cursor beyond history")
         precondition(cursor.serverVersion >= historyBase.version, "download cursor before history")
         var entries = ContiguousArray<DownloadEntry>()
+        var payloadBytes = 0
         var ownVersion = cursor.lastIntegratedClientVersion
         var index = Int(cursor.serverVersion - historyBase.version)
         while index < history.count {
@@ -182,6 +202,9 @@ public struct ServerFile: Sendable {
                 ownVersion = entry.changeset.lastIntegratedRemoteVersion
             } else {
                 var changeset = entry.changeset
+                payloadBytes += entry.encodedBytes
+                    - varintByteCount(changeset.lastIntegratedRemoteVersion)
+                    + varintByteCount(ownVersion)
                 changeset.lastIntegratedRemoteVersion = ownVersion
                 entries.append(changeset)
             }
@@ -190,7 +213,7 @@ public struct ServerFile: Sendable {
         return DownloadMessage(
             cursor: DownloadCursor(
                 serverVersion: currentVersion, lastIntegratedClientVersion: ownVersion),
-            latest: latest, entries: entries)
+            latest: latest, entries: entries, payloadBytes: payloadBytes)
     }
 
     // MARK: - Client max offline time
@@ -386,7 +409,7 @@ public struct ServerFile: Sendable {
             history.append(
                 ServerHistoryEntry(
                     changeset: changeset, salt: nextSalt(),
-                    writeID: writeIDs[offset]))
+                    writeID: writeIDs[offset], encodedBytes: changeset.encoded().count))
             record.lastIntegratedClientVersion = clientVersion
             outcome.integratedWriteIDs.append(writeIDs[offset])
         }

@@ -153,6 +153,10 @@ enum RunRecordBuilder {
             .integer("downloads", Int64(result.counters.downloads)),
             .integer("changesetsIntegrated", Int64(result.counters.changesetsIntegrated)),
             .integer("messagesLost", Int64(result.counters.messagesLost)),
+            .integer("bytesUploaded", Int64(counters.bytesUploaded)),
+            .integer("bytesDownloaded", Int64(counters.bytesDownloaded)),
+            .integer("freshCopies", Int64(counters.freshCopies)),
+            .integer("freshCopyBytes", Int64(counters.freshCopyBytes)),
             .integer("backups", Int64(result.counters.backups)),
             .integer("restores", Int64(result.counters.restores)),
             .integer("restoresSkippedNoBackup", Int64(result.counters.restoresSkippedNoBackup)),
@@ -195,6 +199,8 @@ enum RunRecordBuilder {
             .integer("resetFallbacks", Int64(counters.resetFallbacks)),
             .integer("messagesLost", Int64(counters.messagesLost)),
             .integer("connections", Int64(counters.connections)),
+            .integer("bytesUploaded", Int64(counters.bytesUploaded)),
+            .integer("bytesDownloaded", Int64(counters.bytesDownloaded)),
             .integer("resetDowntimeNs", Int64(counters.resetDowntimeNs)),
             .integer("appCrashes", Int64(counters.appCrashes)),
         ]
@@ -309,6 +315,10 @@ enum RunSummaryPrinter {
             "\(result.counters.uploads) uploads, \(result.counters.downloads) downloads, \(result.counters.messagesLost) lost"
         )
         line(
+            "  traffic",
+            "\(megabytes(counters.bytesUploaded)) up, \(megabytes(counters.bytesDownloaded)) down (\(megabytes(counters.freshCopyBytes)) in \(counters.freshCopies) fresh copies)"
+        )
+        line(
             "  converged after healing",
             result.converged
                 ? "yes, every replica equals its server file"
@@ -333,6 +343,11 @@ enum RunSummaryPrinter {
         let parts = zip(names, counts).filter { $0.1 > 0 }.map { "\($0.0): \($0.1)" }
         let total = "\(counts.reduce(0, +))"
         return parts.isEmpty ? total : total + " (" + parts.joined(separator: ", ") + ")"
+    }
+
+    /// Bytes as decimal megabytes, two decimals ("12.34 MB").
+    static func megabytes(_ bytes: UInt64) -> String {
+        format(Double(bytes) / 1e6, 2) + " MB"
     }
 
     static func format(_ value: Double, _ decimals: Int) -> String {
