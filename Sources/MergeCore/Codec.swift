@@ -97,16 +97,26 @@ extension Changeset {
         checkRoundTrip(bytes[start...])
     }
 
+    /// The length of `encoded()`, computed without storing the bytes.
+    ///
+    /// - Complexity: O(n) in the number of instructions and string bytes.
+    public var encodedByteCount: Int {
+        var counter = ByteCounter()
+        var writer = ChangesetWriter()
+        writer.write(self, into: &counter)
+        return counter.count
+    }
+
     @inline(__always)
     private func checkRoundTrip(_ bytes: ArraySlice<UInt8>) {
         #if SYNCSIM_INTERNAL_CHECKS
-        let decoded: Changeset
-        do {
-            decoded = try Changeset(decoding: bytes)
-        } catch {
-            preconditionFailure("encoded changeset does not decode: \(error)")
-        }
-        precondition(decoded == self, "encoded changeset decodes to a different changeset")
+            let decoded: Changeset
+            do {
+                decoded = try Changeset(decoding: bytes)
+            } catch {
+                preconditionFailure("encoded changeset does not decode: \(error)")
+            }
+            precondition(decoded == self, "encoded changeset decodes to a different changeset")
         #endif
     }
 
@@ -129,7 +139,9 @@ extension Changeset {
         }
     }
 
-    private static func decodeWhole(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Changeset, DecodeError> {
+    private static func decodeWhole(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<
+        Changeset, DecodeError
+    > {
         var reader = ByteReader(buffer)
         do throws(DecodeError) {
             let changeset = try reader.readChangeset()
@@ -259,7 +271,7 @@ func zigZagDecode(_ value: UInt64) -> Int64 {
 }
 
 @inline(__always)
-func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+func appendVarint<Sink: ByteSink>(_ value: UInt64, to bytes: inout Sink) {
     var rest = value
     while rest >= 0x80 {
         bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)

@@ -9,7 +9,7 @@ struct ChangesetWriter {
 
     init() {}
 
-    mutating func write(_ changeset: Changeset, into bytes: inout [UInt8]) {
+    mutating func write<Sink: ByteSink>(_ changeset: Changeset, into bytes: inout Sink) {
         bytes.append(CodecLimits.formatVersion)
         appendVarint(changeset.version, to: &bytes)
         appendVarint(changeset.lastIntegratedRemoteVersion, to: &bytes)
@@ -24,7 +24,8 @@ struct ChangesetWriter {
         }
     }
 
-    private mutating func write(_ instruction: Instruction, into bytes: inout [UInt8]) {
+    private mutating func write<Sink: ByteSink>(_ instruction: Instruction, into bytes: inout Sink)
+    {
         typealias Code = InstructionCode
         switch instruction {
         case let .addTable(table, primaryKeyField, primaryKeyType, primaryKeyNullable):
@@ -96,7 +97,9 @@ struct ChangesetWriter {
     }
 
     /// Writes the tag (with the object mode chosen here) and the object reference.
-    private mutating func writeObject(_ tag: UInt8, _ object: ObjectRef, into bytes: inout [UInt8]) {
+    private mutating func writeObject<Sink: ByteSink>(
+        _ tag: UInt8, _ object: ObjectRef, into bytes: inout Sink
+    ) {
         precondition(tag & InstructionCode.objectModeMask == 0, "object mode bits already set")
         let shift = InstructionCode.objectModeShift
         defer {
@@ -120,7 +123,7 @@ struct ChangesetWriter {
         }
     }
 
-    private mutating func writeKey(_ key: PrimaryKey, into bytes: inout [UInt8]) {
+    private mutating func writeKey<Sink: ByteSink>(_ key: PrimaryKey, into bytes: inout Sink) {
         switch key {
         case .null:
             bytes.append(PayloadCode.null)
@@ -139,7 +142,7 @@ struct ChangesetWriter {
         }
     }
 
-    private mutating func writeValue(_ value: Value, into bytes: inout [UInt8]) {
+    private mutating func writeValue<Sink: ByteSink>(_ value: Value, into bytes: inout Sink) {
         switch value {
         case .null:
             bytes.append(PayloadCode.null)
@@ -171,7 +174,7 @@ struct ChangesetWriter {
         }
     }
 
-    private mutating func writeString(_ string: String, into bytes: inout [UInt8]) {
+    private mutating func writeString<Sink: ByteSink>(_ string: String, into bytes: inout Sink) {
         if let index = stringIndices[string] {
             appendVarint(index + 1, to: &bytes)
             return
@@ -184,24 +187,44 @@ struct ChangesetWriter {
             precondition(UInt64(buffer.count) <= CodecLimits.stringBytesMax, "string too long")
             bytes.append(0)
             appendVarint(UInt64(buffer.count), to: &bytes)
-            bytes.append(contentsOf: buffer)
+            bytes.append(bytes: buffer)
         }
     }
 
-    private func writeObjectID(_ id: ObjectID, into bytes: inout [UInt8]) {
+    private func writeObjectID<Sink: ByteSink>(_ id: ObjectID, into bytes: inout Sink) {
         appendFixed(UInt64(id.high), byteCount: 4, to: &bytes)
         appendFixed(id.low, byteCount: 8, to: &bytes)
     }
 
-    private func writeUUID(_ uuid: UUIDValue, into bytes: inout [UInt8]) {
+    private func writeUUID<Sink: ByteSink>(_ uuid: UUIDValue, into bytes: inout Sink) {
         appendFixed(uuid.high, byteCount: 8, to: &bytes)
         appendFixed(uuid.low, byteCount: 8, to: &bytes)
     }
 }
 
 @inline(__always)
-func appendFixed(_ value: UInt64, byteCount: Int, to bytes: inout [UInt8]) {
+func appendFixed<Sink: ByteSink>(_ value: UInt64, byteCount: Int, to bytes: inout Sink) {
     for index in 0..<byteCount {
         bytes.append(UInt8(truncatingIfNeeded: value >> (UInt64(index) * 8)))
     }
+}
+
+/// Where the encoder writes: a byte array, or `ByteCounter`, which only measures.
+protocol ByteSink {
+    mutating func append(_ byte: UInt8)
+    mutating func append(bytes: UnsafeBufferPointer<UInt8>)
+}
+
+extension Array: ByteSink where Element == UInt8 {
+    @inline(__always)
+    mutating func append(bytes: UnsafeBufferPointer<UInt8>) { append(contentsOf: bytes) }
+}
+
+/// Counts what the encoder would write, without storing it.
+struct ByteCounter: ByteSink {
+    var count = 0
+    @inline(__always)
+    mutating func append(_ byte: UInt8) { count += 1 }
+    @inline(__always)
+    mutating func append(bytes: UnsafeBufferPointer<UInt8>) { count += bytes.count }
 }

@@ -171,7 +171,8 @@ public struct Shrinker {
         "crashes.appCrashesPerDay=0", "network.lossPerMillion=0", "clock.skewMillisecondsMax=0",
         "workload.listPercent=0", "workload.addIntegerPercent=0", "workload.erasePercent=0",
         "network.latencySigma=0", "server.clientMaxOfflineSeconds=0",
-        "workload.keyDistribution=\"uniform\"",
+        "workload.keyDistribution=\"uniform\"", "network.bandwidthBytesPerSecond=0",
+        "server.egressBytesPerSecond=0",
     ]
 
     /// Shrinks the failing run `start`. When it does not fail, the report holds that one trial

@@ -154,7 +154,7 @@ public enum WireSize {
         case .requestFreshCopy, .mark: shortMessage
         case .ident: identHeader
         case .upload(let entries, _):
-            entries.reduce(uploadHeader) { $0 + $1.changeset.encoded().count }
+            entries.reduce(uploadHeader) { $0 + $1.changeset.encodedByteCount }
         }
     }
 

@@ -146,7 +146,7 @@ public struct ServerFile: Sendable {
             bytes = cached.bytes
         } else {
             bytes = state.snapshotChangesets(version: latest.version).reduce(0) {
-                $0 + $1.encoded().count
+                $0 + $1.encodedByteCount
             }
             snapshotBytes = (latest, bytes)
         }
@@ -409,7 +409,7 @@ public struct ServerFile: Sendable {
             history.append(
                 ServerHistoryEntry(
                     changeset: changeset, salt: nextSalt(),
-                    writeID: writeIDs[offset], encodedBytes: changeset.encoded().count))
+                    writeID: writeIDs[offset], encodedBytes: changeset.encodedByteCount))
             record.lastIntegratedClientVersion = clientVersion
             outcome.integratedWriteIDs.append(writeIDs[offset])
         }

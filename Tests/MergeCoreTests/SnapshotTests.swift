@@ -107,3 +107,19 @@ struct SnapshotTests {
         #expect(varintByteCount(.max) == 10)
     }
 }
+
+@Suite("Encoded byte count")
+struct EncodedByteCountTests {
+    @Test(
+        "encodedByteCount is the length of encoded(): every instruction and value, and 500 random changesets"
+    )
+    func countMatchesTheEncoding() {
+        let every = CodecSamples.everyInstruction()
+        #expect(every.encodedByteCount == every.encoded().count)
+        let random = RandomStream(seed: 11, id: StreamID(domain: 0x4243_4E54))
+        for index in 0..<500 {
+            let changeset = CodecSamples.randomChangeset(random)
+            #expect(changeset.encodedByteCount == changeset.encoded().count, "changeset \(index)")
+        }
+    }
+}
