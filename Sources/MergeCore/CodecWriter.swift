@@ -10,22 +10,34 @@ struct ChangesetWriter {
     init() {}
 
     mutating func write<Sink: ByteSink>(_ changeset: Changeset, into bytes: inout Sink) {
-        bytes.append(CodecLimits.formatVersion)
-        appendVarint(changeset.version, to: &bytes)
-        appendVarint(changeset.lastIntegratedRemoteVersion, to: &bytes)
-        appendVarint(changeset.originTimestamp, to: &bytes)
-        appendVarint(changeset.originFileIdent, to: &bytes)
-        precondition(
-            UInt64(changeset.instructions.count) <= CodecLimits.instructionsPerChangesetMax,
-            "changeset has more instructions than the codec allows")
-        appendVarint(UInt64(changeset.instructions.count), to: &bytes)
+        writeHeader(
+            version: changeset.version,
+            lastIntegratedRemoteVersion: changeset.lastIntegratedRemoteVersion,
+            originTimestamp: changeset.originTimestamp, originFileIdent: changeset.originFileIdent,
+            instructionCount: changeset.instructions.count, into: &bytes)
         for instruction in changeset.instructions {
             write(instruction, into: &bytes)
         }
     }
 
-    private mutating func write<Sink: ByteSink>(_ instruction: Instruction, into bytes: inout Sink)
-    {
+    /// A changeset's header; `instructionCount` instructions must follow (`write(_:into:)`).
+    func writeHeader<Sink: ByteSink>(
+        version: UInt64, lastIntegratedRemoteVersion: UInt64, originTimestamp: UInt64,
+        originFileIdent: UInt64, instructionCount: Int, into bytes: inout Sink
+    ) {
+        bytes.append(CodecLimits.formatVersion)
+        appendVarint(version, to: &bytes)
+        appendVarint(lastIntegratedRemoteVersion, to: &bytes)
+        appendVarint(originTimestamp, to: &bytes)
+        appendVarint(originFileIdent, to: &bytes)
+        precondition(
+            UInt64(instructionCount) <= CodecLimits.instructionsPerChangesetMax,
+            "changeset has more instructions than the codec allows")
+        appendVarint(UInt64(instructionCount), to: &bytes)
+    }
+
+    /// One instruction of the changeset whose header was written last.
+    mutating func write<Sink: ByteSink>(_ instruction: Instruction, into bytes: inout Sink) {
         typealias Code = InstructionCode
         switch instruction {
         case let .addTable(table, primaryKeyField, primaryKeyType, primaryKeyNullable):

@@ -12,60 +12,28 @@ extension Replica {
     /// equal encodings, whatever their histories. The instructions are split into changesets
     /// of at most `CodecLimits.instructionsPerChangesetMax`; each carries the given metadata.
     ///
-    /// SyncSim sizes a fresh copy by this encoding. The reference ships the server's file
-    /// instead, so its byte counts differ; what this measures is the content a fresh copy must
-    /// carry, in the same compact encoding as every UPLOAD and DOWNLOAD.
+    /// SyncSim sizes a fresh copy by this encoding (`snapshotEncodedByteCount`). The reference
+    /// ships the server's file instead, so its byte counts differ; what this measures is the
+    /// content a fresh copy must carry, in the same compact encoding as every UPLOAD and
+    /// DOWNLOAD.
     ///
     /// - Complexity: O(content size + objects · log objects).
     public func snapshotChangesets(
         version: UInt64 = 0, originTimestamp: UInt64 = 0, originFileIdent: UInt64 = 0
     ) -> ContiguousArray<Changeset> {
+        snapshotChangesets(
+            version: version, originTimestamp: originTimestamp, originFileIdent: originFileIdent,
+            limit: Int(CodecLimits.instructionsPerChangesetMax))
+    }
+
+    /// `snapshotChangesets` with changesets of at most `limit` instructions (tests use small
+    /// limits to split small states).
+    func snapshotChangesets(
+        version: UInt64, originTimestamp: UInt64, originFileIdent: UInt64, limit: Int
+    ) -> ContiguousArray<Changeset> {
         var instructions = ContiguousArray<Instruction>()
-        for table in tables {
-            instructions.append(
-                .addTable(
-                    table: table.table, primaryKeyField: table.primaryKeyField,
-                    primaryKeyType: table.primaryKeyType,
-                    primaryKeyNullable: table.primaryKeyNullable))
-        }
-        for table in tables {
-            for column in table.columns {
-                instructions.append(
-                    .addColumn(
-                        table: table.table, field: column.field, type: column.type,
-                        nullable: column.nullable, collection: column.collection,
-                        linkTarget: column.linkTarget))
-            }
-        }
-        var order = Array(objects.records.indices)
-        order.sort { objects.records[$0].object < objects.records[$1].object }
-        for index in order {
-            let record = objects.records[index]
-            let object = record.object
-            instructions.append(.createObject(object))
-            for slot in record.fields {
-                switch slot.content {
-                case .scalar(let value):
-                    instructions.append(
-                        .update(object: object, field: slot.field, value: value, isDefault: false))
-                case .list(let elements):
-                    var size: UInt32 = 0
-                    for element in elements {
-                        instructions.append(
-                            .arrayInsert(
-                                object: object, field: slot.field, index: size, value: element,
-                                priorSize: size))
-                        size += 1
-                    }
-                case .set(let elements):
-                    for element in elements {
-                        instructions.append(
-                            .setInsert(object: object, field: slot.field, value: element))
-                    }
-                }
-            }
-        }
-        let limit = Int(CodecLimits.instructionsPerChangesetMax)
+        instructions.reserveCapacity(snapshotInstructionCount())
+        forEachSnapshotInstruction { instructions.append($0) }
         var changesets = ContiguousArray<Changeset>()
         var start = 0
         repeat {
@@ -78,6 +46,112 @@ extension Replica {
             start = end
         } while start < instructions.count
         return changesets
+    }
+
+    /// The total length of the encodings of `snapshotChangesets(…)` with the same metadata,
+    /// computed as they would be written, without building them.
+    ///
+    /// - Complexity: O(content size + objects · log objects); allocates only the object order
+    ///   and the encoder's string table.
+    public func snapshotEncodedByteCount(
+        version: UInt64 = 0, originTimestamp: UInt64 = 0, originFileIdent: UInt64 = 0
+    ) -> Int {
+        snapshotEncodedByteCount(
+            version: version, originTimestamp: originTimestamp, originFileIdent: originFileIdent,
+            limit: Int(CodecLimits.instructionsPerChangesetMax))
+    }
+
+    /// `snapshotEncodedByteCount` for changesets of at most `limit` instructions.
+    func snapshotEncodedByteCount(
+        version: UInt64, originTimestamp: UInt64, originFileIdent: UInt64, limit: Int
+    ) -> Int {
+        var remaining = snapshotInstructionCount()
+        var counter = ByteCounter()
+        var writer = ChangesetWriter()
+        var inChangeset = 0
+        func startChangeset() {
+            writer = ChangesetWriter()
+            writer.writeHeader(
+                version: version, lastIntegratedRemoteVersion: 0, originTimestamp: originTimestamp,
+                originFileIdent: originFileIdent, instructionCount: min(limit, remaining),
+                into: &counter)
+            inChangeset = 0
+        }
+        startChangeset()
+        forEachSnapshotInstruction { instruction in
+            if inChangeset == limit {
+                remaining -= limit
+                startChangeset()
+            }
+            writer.write(instruction, into: &counter)
+            inChangeset += 1
+        }
+        return counter.count
+    }
+
+    /// How many instructions the snapshot has.
+    func snapshotInstructionCount() -> Int {
+        var count = tables.count
+        for table in tables { count += table.columns.count }
+        for record in objects.records {
+            count += 1
+            for slot in record.fields {
+                switch slot.content {
+                case .scalar: count += 1
+                case .list(let elements): count += elements.count
+                case .set(let elements): count += elements.count
+                }
+            }
+        }
+        return count
+    }
+
+    /// Calls `body` with each instruction of the snapshot, in order.
+    func forEachSnapshotInstruction(_ body: (Instruction) -> Void) {
+        for table in tables {
+            body(
+                .addTable(
+                    table: table.table, primaryKeyField: table.primaryKeyField,
+                    primaryKeyType: table.primaryKeyType,
+                    primaryKeyNullable: table.primaryKeyNullable))
+        }
+        for table in tables {
+            for column in table.columns {
+                body(
+                    .addColumn(
+                        table: table.table, field: column.field, type: column.type,
+                        nullable: column.nullable, collection: column.collection,
+                        linkTarget: column.linkTarget))
+            }
+        }
+        // Sorted by reference; integer keys (the common case) compare as plain integers.
+        let references = objects.records.map(\.object)
+        var order = Array(references.indices)
+        order.sort { references[$0] < references[$1] }
+        for index in order {
+            let record = objects.records[index]
+            let object = record.object
+            body(.createObject(object))
+            for slot in record.fields {
+                switch slot.content {
+                case .scalar(let value):
+                    body(.update(object: object, field: slot.field, value: value, isDefault: false))
+                case .list(let elements):
+                    var size: UInt32 = 0
+                    for element in elements {
+                        body(
+                            .arrayInsert(
+                                object: object, field: slot.field, index: size, value: element,
+                                priorSize: size))
+                        size += 1
+                    }
+                case .set(let elements):
+                    for element in elements {
+                        body(.setInsert(object: object, field: slot.field, value: element))
+                    }
+                }
+            }
+        }
     }
 }
 

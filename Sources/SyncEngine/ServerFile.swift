@@ -78,7 +78,7 @@ public struct ServerFile: Sendable {
     public private(set) var historyBase: SaltedVersion
     /// Indexed by client file ident; index 0 is never allocated.
     public private(set) var clientFiles: ContiguousArray<ClientFileRecord?>
-    /// The encoded size of `state`'s snapshot (`Replica.snapshotChangesets`) at the server
+    /// The encoded size of `state`'s snapshot (`Replica.snapshotEncodedByteCount`) at the server
     /// version it was taken at: fresh copies of an unchanged file reuse it. A value like the
     /// rest, so a backup and a restore carry it along.
     private var snapshotBytes: (at: SaltedVersion, bytes: Int)?
@@ -145,9 +145,7 @@ public struct ServerFile: Sendable {
         if let cached = snapshotBytes, cached.at == latest {
             bytes = cached.bytes
         } else {
-            bytes = state.snapshotChangesets(version: latest.version).reduce(0) {
-                $0 + $1.encodedByteCount
-            }
+            bytes = state.snapshotEncodedByteCount(version: latest.version)
             snapshotBytes = (latest, bytes)
         }
         let ident = UInt64(clientFiles.count)
@@ -202,7 +200,8 @@ public struct ServerFile: Sendable {
                 ownVersion = entry.changeset.lastIntegratedRemoteVersion
             } else {
                 var changeset = entry.changeset
-                payloadBytes += entry.encodedBytes
+                payloadBytes +=
+                    entry.encodedBytes
                     - varintByteCount(changeset.lastIntegratedRemoteVersion)
                     + varintByteCount(ownVersion)
                 changeset.lastIntegratedRemoteVersion = ownVersion

@@ -1,8 +1,9 @@
 //! `Replica.snapshotChangesets`: the changesets a fresh copy carries, and `varintByteCount`.
 
-import MergeCore
 import Randomness
 import Testing
+
+@testable import MergeCore
 
 @Suite("Snapshot")
 struct SnapshotTests {
@@ -31,6 +32,10 @@ struct SnapshotTests {
                 try rebuilt.apply(changeset)
             }
             #expect(rebuilt == replica, "seed \(seed)")
+            #expect(
+                replica.snapshotEncodedByteCount(version: 9)
+                    == replica.snapshotChangesets(version: 9).reduce(0) { $0 + $1.encodedByteCount },
+                "seed \(seed)")
             #expect(rebuilt.contentDigest() == replica.contentDigest(), "seed \(seed)")
             for object in replica.objects(in: TestSchema.table) {
                 listElements += replica.listCount(of: object, field: TestSchema.list)
@@ -79,11 +84,37 @@ struct SnapshotTests {
         #expect(a.count == 1)
     }
 
+    @Test(
+        "a snapshot split into changesets of a few instructions rebuilds the replica and counts its bytes"
+    )
+    func splitSnapshots() throws {
+        for seed in UInt64(0)..<40 {
+            let replica = try randomReplica(seed: seed, edits: 60)
+            for limit in [1, 2, 7, 50] {
+                let changesets = replica.snapshotChangesets(
+                    version: 3, originTimestamp: 4, originFileIdent: 5, limit: limit)
+                #expect(changesets.dropLast().allSatisfy { $0.instructions.count == limit })
+                #expect(
+                    changesets.reduce(0) { $0 + $1.instructions.count }
+                        == replica.snapshotInstructionCount())
+                var rebuilt = Replica()
+                for changeset in changesets { try rebuilt.apply(changeset) }
+                #expect(rebuilt == replica, "seed \(seed), limit \(limit)")
+                #expect(
+                    replica.snapshotEncodedByteCount(
+                        version: 3, originTimestamp: 4, originFileIdent: 5, limit: limit)
+                        == changesets.reduce(0) { $0 + $1.encoded().count },
+                    "seed \(seed), limit \(limit)")
+            }
+        }
+    }
+
     @Test("an empty replica's snapshot is one empty changeset")
     func emptySnapshot() {
         let snapshot = Replica().snapshotChangesets()
         #expect(snapshot.count == 1)
         #expect(snapshot[0].instructions.isEmpty)
+        #expect(Replica().snapshotEncodedByteCount() == snapshot[0].encoded().count)
     }
 
     @Test("varintByteCount is the length the codec writes (every power-of-two boundary)")
