@@ -110,6 +110,16 @@ public struct RunCommand: ParsableCommand {
     }
 
     /// A backup interval in seconds: 0 (no backups) or a duration as `parseDuration` reads it.
+    /// "links: …" when the scenario limits a bandwidth (the times in the results then depend on
+    /// the message sizes); nil when both are unlimited.
+    static func linksText(_ scenario: Scenario) -> String? {
+        let egress = scenario.server.egressBytesPerSecond
+        let client = scenario.network.bandwidthBytesPerSecond
+        guard egress > 0 || client > 0 else { return nil }
+        let rate = { (bytes: UInt64) in bytes == 0 ? "unlimited" : "\(bytes) B/s" }
+        return "links: server egress \(rate(egress)), each client connection \(rate(client))"
+    }
+
     static func parseBackupInterval(_ text: String) -> UInt64? {
         text == "0" ? 0 : parseDuration(text)
     }
@@ -147,6 +157,7 @@ public struct RunCommand: ParsableCommand {
                 "sabotage: \(sabotage.rawValue) every \(loaded.sabotage.every) (a bug planted on purpose: this run tests SyncSim's checks; its figures are not SyncSim's)"
             )
         }
+        if !quiet, let links = RunCommand.linksText(loaded) { print(links) }
         // Fail before simulating if the results cannot be written.
         let store = try CommandSupport.openStore(outputDirectory)
 
