@@ -270,6 +270,13 @@ func zigZagDecode(_ value: UInt64) -> Int64 {
     Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
 }
 
+/// The number of bytes the codec's varint takes for `value` (1 … 10): what a changeset's
+/// encoding grows or shrinks by when one of its header fields changes, so a size known for one
+/// header can be adjusted for another without encoding again.
+public func varintByteCount(_ value: UInt64) -> Int {
+    value == 0 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
+}
+
 @inline(__always)
 func appendVarint<Sink: ByteSink>(_ value: UInt64, to bytes: inout Sink) {
     var rest = value

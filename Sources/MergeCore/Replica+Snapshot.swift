@@ -61,31 +61,30 @@ extension Replica {
             limit: Int(CodecLimits.instructionsPerChangesetMax))
     }
 
-    /// `snapshotEncodedByteCount` for changesets of at most `limit` instructions.
+    /// `snapshotEncodedByteCount` for changesets of at most `limit` instructions. One walk of
+    /// the state: each changeset's header is counted when its instruction count is known (a
+    /// count does not depend on the order the bytes are counted in).
     func snapshotEncodedByteCount(
         version: UInt64, originTimestamp: UInt64, originFileIdent: UInt64, limit: Int
     ) -> Int {
-        var remaining = snapshotInstructionCount()
         var counter = ByteCounter()
         var writer = ChangesetWriter()
         var inChangeset = 0
-        func startChangeset() {
-            writer = ChangesetWriter()
+        func countHeader() {
             writer.writeHeader(
                 version: version, lastIntegratedRemoteVersion: 0, originTimestamp: originTimestamp,
-                originFileIdent: originFileIdent, instructionCount: min(limit, remaining),
-                into: &counter)
-            inChangeset = 0
+                originFileIdent: originFileIdent, instructionCount: inChangeset, into: &counter)
         }
-        startChangeset()
         forEachSnapshotInstruction { instruction in
             if inChangeset == limit {
-                remaining -= limit
-                startChangeset()
+                countHeader()
+                writer = ChangesetWriter()
+                inChangeset = 0
             }
             writer.write(instruction, into: &counter)
             inChangeset += 1
         }
+        countHeader()
         return counter.count
     }
 
@@ -153,11 +152,4 @@ extension Replica {
             }
         }
     }
-}
-
-/// The number of bytes the codec's varint takes for `value` (1 … 10): what a changeset's
-/// encoding grows or shrinks by when one of its header fields changes, so a size known for one
-/// header can be adjusted for another without encoding again.
-public func varintByteCount(_ value: UInt64) -> Int {
-    value == 0 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
 }

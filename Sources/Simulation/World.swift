@@ -844,8 +844,7 @@ public final class World {
         if scenario.sabotage.kind == .downloadGap, !download.entries.isEmpty {
             downloadsWithEntries += 1
             if downloadsWithEntries % scenario.sabotage.every == 0 {
-                download.payloadBytes -= download.entries[0].encodedByteCount
-                download.entries.removeFirst()
+                download.removeFirstEntry()
             }
         }
         clients[slot].server.cursor = download.cursor

@@ -129,6 +129,11 @@ public struct DownloadMessage: Sendable {
         self.entries = entries
         self.payloadBytes = payloadBytes
     }
+
+    /// Leaves the first entry out, and its bytes with it.
+    public mutating func removeFirstEntry() {
+        payloadBytes -= entries.removeFirst().encodedByteCount
+    }
 }
 
 /// How many bytes a message puts on the wire, in SyncSim's model: a fixed header per message

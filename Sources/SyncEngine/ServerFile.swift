@@ -89,7 +89,6 @@ public struct ServerFile: Sendable {
         history = []
         historyBase = SaltedVersion(version: 0, salt: baseSalt)
         clientFiles = [nil]
-        snapshotBytes = nil
     }
 
     public var currentVersion: UInt64 { historyBase.version + UInt64(history.count) }
