@@ -29,7 +29,8 @@ for table in runs clients; do
 done
 sweep=(sweep Data/scenarios/reset-stress.json --seeds 2 --clients 10 --duration 7h --quiet
   --reset-modes recoverUnsyncedChanges,discardUnsyncedChanges
-  --set server.egressBytesPerSecond=3000 --set network.bandwidthBytesPerSecond=20000)
+  --set server.egressBytesPerSecond=3000 --set network.bandwidthBytesPerSecond=20000
+  --set 'faults[1].restorePointSecondsAgo=7200')
 .build/debug/syncsim "${sweep[@]}" --jobs 1 --out "$work/sweep-debug" | tee "$work/sweep-debug.txt"
 .build/release/syncsim "${sweep[@]}" --jobs 2 --out "$work/sweep-release" | tee "$work/sweep-release.txt"
 if [ "$(grep '^digest=' "$work/sweep-debug.txt")" != "$(grep '^digest=' "$work/sweep-release.txt")" ]; then

@@ -271,9 +271,12 @@ extension Scenario {
                 let percent = try sub.unsigned("partitionsPercent", default: 100, range: 0...100)
                 let clientsPercent = try sub.unsigned(
                     "clientsPercent", default: 100, range: 0...100)
+                let restorePoint = try sub.unsigned(
+                    "restorePointSecondsAgo", default: 0, range: 0...Limits.durationSecondsMax)
                 try sub.finish()
                 for (field, owner) in [
                     ("partitionsPercent", FaultKind.revokeAccess), ("clientsPercent", .appCrash),
+                    ("restorePointSecondsAgo", .restoreFromBackup),
                 ] where kind != owner && sub.has(field) {
                     throw ScenarioError(
                         code: .inconsistent, file: file,
@@ -288,6 +291,16 @@ extension Scenario {
                             "\(at) is not before the end of the run (durationSeconds = \(scenario.durationSeconds))",
                         fix: "schedule faults inside the run, or lengthen durationSeconds")
                 }
+                if restorePoint > at {
+                    throw ScenarioError(
+                        code: .outOfRange, file: file,
+                        field: "faults[\(index)].restorePointSecondsAgo",
+                        problem:
+                            "\(restorePoint) s before a fault at \(at) s is before the run's start, where the first backup is taken",
+                        fix:
+                            "give at most \(at) (the fault's atSeconds), or schedule the fault later"
+                    )
+                }
                 if kind == .breakingSchemaChange,
                     scenario.faults.contains(where: { $0.kind == .breakingSchemaChange })
                 {
@@ -300,7 +313,8 @@ extension Scenario {
                 scenario.faults.append(
                     FaultSpec(
                         kind: kind, atSeconds: at, partitionsPercent: UInt32(percent),
-                        clientsPercent: UInt32(clientsPercent)))
+                        clientsPercent: UInt32(clientsPercent),
+                        restorePointSecondsAgo: restorePoint))
             }
         }
         try reader.finish()
@@ -442,10 +456,12 @@ struct FieldReader {
 
 /// One `--set PATH=VALUE`: a field of the scenario's JSON, named by its dotted path of object
 /// keys, replaced (or added) before the scenario is decoded, so the strict decoder checks it as
-/// if the file held it. `VALUE` is JSON (`20`, `true`, `"manual"`, `[]`), or else a bare string
-/// (`manual`).
+/// if the file held it. A key may name an item of an array the scenario already has, by its
+/// index: `faults[0].atSeconds`. `VALUE` is JSON (`20`, `true`, `"manual"`, `[]`), or else a
+/// bare string (`manual`).
 public struct ScenarioSetting: Sendable, Equatable {
-    /// The keys from the top level down, e.g. `["workload", "listPercent"]`.
+    /// The keys from the top level down, e.g. `["workload", "listPercent"]` or
+    /// `["faults[0]", "atSeconds"]`.
     public var path: [String]
     /// The command-line text, `PATH=VALUE`.
     public var text: String
@@ -456,7 +472,9 @@ public struct ScenarioSetting: Sendable, Equatable {
         guard let equals = text.firstIndex(of: "=") else { return nil }
         let path = text[..<equals].split(separator: ".", omittingEmptySubsequences: false)
             .map(String.init)
-        guard !path.isEmpty, path.allSatisfy({ !$0.isEmpty }) else { return nil }
+        guard !path.isEmpty, path.allSatisfy({ !$0.isEmpty && Self.item($0) != nil }) else {
+            return nil
+        }
         let valueText = String(text[text.index(after: equals)...])
         self.path = path
         self.text = text
@@ -488,13 +506,55 @@ public struct ScenarioSetting: Sendable, Equatable {
                 code: .wrongType, file: file,
                 field: walked.isEmpty ? "(top level)" : walked.joined(separator: "."),
                 problem: "--set goes through it, but it is not a JSON object",
-                fix: "set a field of an object (arrays such as faults are set whole: faults=[])")
+                fix:
+                    "set a field of an object, or of an array's item by its index (faults[0].atSeconds), or set the array whole (faults=[])"
+            )
         }
-        var child = object[key].flatMap { $0 == .null ? nil : $0 } ?? .object([:])
-        object[key] = nil  // keep `child` uniquely referenced while it changes
-        try set(value, at: path.dropFirst(), in: &child, walked: walked + [key], file: file)
-        object[key] = child
+        let (name, index) = item(key)!
+        guard let index else {
+            var child = object[key].flatMap { $0 == .null ? nil : $0 } ?? .object([:])
+            object[key] = nil  // keep `child` uniquely referenced while it changes
+            try set(value, at: path.dropFirst(), in: &child, walked: walked + [key], file: file)
+            object[key] = child
+            node = .object(object)
+            return
+        }
+        let field = (walked + [name]).joined(separator: ".")
+        guard case .array(var items) = object[name] ?? .array([]) else {
+            throw ScenarioError(
+                code: .wrongType, file: file, field: field,
+                problem: "--set names its item \(index), but it is not a JSON array",
+                fix: "name the items of an array only, such as faults[0]")
+        }
+        guard index < items.count else {
+            throw ScenarioError(
+                code: .outOfRange, file: file, field: field,
+                problem:
+                    "--set names its item \(index), but it has \(items.count) item\(items.count == 1 ? "" : "s")",
+                fix: items.isEmpty
+                    ? "set the whole array (\(name)=[…]) to add items"
+                    : "name an item from 0 to \(items.count - 1), or set the whole array (\(name)=[…])"
+            )
+        }
+        object[name] = nil  // keep `items` uniquely referenced while it changes
+        try set(value, at: path.dropFirst(), in: &items[index], walked: walked + [key], file: file)
+        object[name] = .array(items)
         node = .object(object)
+    }
+
+    /// A path key split into its name and the array index it names (`faults[2]`: `("faults",
+    /// 2)`); the index is nil for a plain key. Nil for a malformed index (`faults[]`,
+    /// `faults[x]`, `faults[1]x`).
+    static func item(_ key: String) -> (name: String, index: Int?)? {
+        guard let open = key.firstIndex(of: "[") else {
+            return key.contains("]") ? nil : (key, nil)
+        }
+        let name = String(key[..<open])
+        let digits = key[key.index(after: open)...].dropLast()
+        guard !name.isEmpty, key.last == "]", !digits.isEmpty, digits.count <= 9,
+            digits.allSatisfy({ $0.isASCII && $0.isNumber }), let index = Int(digits)
+        else { return nil }
+        return (name, index)
     }
 }
 

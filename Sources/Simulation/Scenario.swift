@@ -9,7 +9,9 @@ public enum KeyDistribution: String, Sendable, CaseIterable {
 }
 
 public enum FaultKind: String, Sendable, CaseIterable {
-    /// The server is rolled back to its latest backup.
+    /// The server is rolled back to a backup: the latest one, or with `restorePointSecondsAgo`
+    /// the latest one taken at or before that many seconds before the fault (a point-in-time
+    /// restore to before an incident that was found late).
     case restoreFromBackup
     /// Sync is terminated and re-enabled: history and client files are wiped, data stays.
     case terminateSync
@@ -47,14 +49,19 @@ public struct FaultSpec: Sendable, Equatable {
     public var partitionsPercent: UInt32
     /// `appCrash` only: the chance, in percent, that each client's app crashes.
     public var clientsPercent: UInt32
+    /// `restoreFromBackup` only: the restore point, in seconds before the fault. The server
+    /// goes back to the latest backup taken at or before it (0: the latest backup). At most
+    /// `atSeconds`.
+    public var restorePointSecondsAgo: UInt64
     public init(
         kind: FaultKind, atSeconds: UInt64, partitionsPercent: UInt32 = 100,
-        clientsPercent: UInt32 = 100
+        clientsPercent: UInt32 = 100, restorePointSecondsAgo: UInt64 = 0
     ) {
         self.kind = kind
         self.atSeconds = atSeconds
         self.partitionsPercent = partitionsPercent
         self.clientsPercent = clientsPercent
+        self.restorePointSecondsAgo = restorePointSecondsAgo
     }
 }
 

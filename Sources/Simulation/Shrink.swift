@@ -352,6 +352,10 @@ private struct Search {
                 var moved = faults
                 let from = moved[index].atSeconds
                 moved[index].atSeconds = from / 2
+                // A restore point stays inside the run: at most the run's start, whose backup
+                // it then restores as before.
+                moved[index].restorePointSecondsAgo = min(
+                    moved[index].restorePointSecondsAgo, from / 2)
                 let candidate = input.withFaults(moved)
                 let step = "move \(moved[index].kind.rawValue) from \(from) s to \(from / 2) s"
                 guard attempt(step, candidate) else { break }
@@ -372,6 +376,18 @@ private struct Search {
                 scenario != best!.scenario
             else { continue }
             progressed = attempt("set \(text)", candidate) || progressed
+        }
+        // Restores to older backups become restores to the latest one.
+        let faults = best!.scenario.faults
+        if !spent, faults.contains(where: { $0.restorePointSecondsAgo > 0 }) {
+            let latest = faults.map { fault in
+                var fault = fault
+                fault.restorePointSecondsAgo = 0
+                return fault
+            }
+            progressed =
+                attempt("restore the latest backup at every restore", input.withFaults(latest))
+                || progressed
         }
         return progressed
     }
@@ -410,6 +426,9 @@ extension FaultSpec {
                 }
                 if fault.kind == .appCrash, fault.clientsPercent != 100 {
                     text += ",\"clientsPercent\":\(fault.clientsPercent)"
+                }
+                if fault.kind == .restoreFromBackup, fault.restorePointSecondsAgo != 0 {
+                    text += ",\"restorePointSecondsAgo\":\(fault.restorePointSecondsAgo)"
                 }
                 return text + "}"
             }.joined(separator: ",") + "]"

@@ -122,7 +122,12 @@ public final class World {
 
     var queue = EventQueue()
     var servers: ContiguousArray<ServerFile>
-    var backup: Backup?
+    /// The backups kept, oldest first: the latest one, and the older ones a scheduled
+    /// restore may still go back to (`restorePointSecondsAgo`; see `takeBackup`).
+    var backups: ContiguousArray<Backup> = []
+    /// How far back (ns) a fault's restore point may reach: the largest
+    /// `restorePointSecondsAgo` of the run's faults.
+    let restoreLookbackNs: UInt64
     var clients: ContiguousArray<ClientSlot>
     var partitionMembers: [[UInt32]]
     var transformer = Transformer()
@@ -232,6 +237,8 @@ public final class World {
             durationSeconds: scenario.durationSeconds, scheduled: scenario.faults,
             stream: RandomStream(seed: seed, id: StreamID(domain: StreamDomain.swarm.rawValue)))
         faults = scenario.faults + swarmFaults
+        restoreLookbackNs = Time.nanoseconds(
+            seconds: Double(faults.map(\.restorePointSecondsAgo).max() ?? 0))
         serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
         clientRecoveryEnabled = scenario.server.clientRecoveryEnabled
         accessDenied = Array(repeating: false, count: Int(scenario.partitionsCount))
@@ -1154,10 +1161,41 @@ public final class World {
 
     // MARK: - Backups and faults
 
+    /// Takes a backup, and lets go of the backups no restore can reach any more: a restore at
+    /// `now` or later goes back at most `restoreLookbackNs`, so it needs no backup older than
+    /// the latest one taken at or before `now - restoreLookbackNs`.
     func takeBackup() {
         logEvent(.debug, "server: backup taken")
-        backup = Backup(files: servers, integratedLogCount: integratedLog.count, takenAt: now)
+        backups.append(
+            Backup(files: servers, integratedLogCount: integratedLog.count, takenAt: now))
         counters.backups += 1
+        if now >= restoreLookbackNs,
+            let reachable = backups.lastIndex(where: { $0.takenAt <= now - restoreLookbackNs })
+        {
+            backups.removeFirst(reachable)
+        }
+    }
+
+    /// Rolls the server back to the latest backup taken at or before `restorePointSecondsAgo`
+    /// before now. The backups taken after it belong to the timeline the restore abandons:
+    /// they go. False when there is no such backup (the restore is skipped and counted).
+    func restore(to fault: FaultSpec) -> Bool {
+        let pointNs = Time.nanoseconds(seconds: Double(fault.restorePointSecondsAgo))
+        guard now >= pointNs, let index = backups.lastIndex(where: { $0.takenAt <= now - pointNs })
+        else {
+            counters.restoresSkippedNoBackup += 1
+            return false
+        }
+        let backup = backups[index]
+        backups.removeLast(backups.count - index - 1)
+        logEvent(
+            .info,
+            "server: restored the backup taken at \(backup.takenAt / Time.nanosecondsPerSecond) s")
+        counters.restores += 1
+        counters.restoreRewindNs += now - backup.takenAt
+        servers = backup.files
+        rollBackLedger(toLogCount: backup.integratedLogCount)
+        return true
     }
 
     func fault(_ fault: FaultSpec) {
@@ -1167,13 +1205,7 @@ public final class World {
         digest.fold(0xFA, UInt64(FaultKind.allCases.firstIndex(of: fault.kind)! + 1))
         switch fault.kind {
         case .restoreFromBackup:
-            guard let backup else {
-                counters.restoresSkippedNoBackup += 1
-                return
-            }
-            counters.restores += 1
-            servers = backup.files
-            rollBackLedger(toLogCount: backup.integratedLogCount)
+            guard restore(to: fault) else { return }
         case .terminateSync:
             counters.terminations += 1
             for index in servers.indices {
@@ -1339,6 +1371,9 @@ public struct WorldCounters: Sendable, Equatable {
     public var backups: UInt64 = 0
     public var restores: UInt64 = 0
     public var restoresSkippedNoBackup: UInt64 = 0
+    /// Server time the restores went back, summed over them: from each restored backup to its
+    /// restore (ns).
+    public var restoreRewindNs: UInt64 = 0
     public var terminations: UInt64 = 0
     public var schemaChanges: UInt64 = 0
     public var accessRevocations: UInt64 = 0

@@ -401,7 +401,7 @@ enum CommandSupport {
     static func validate(settings: [String]) throws {
         for text in settings where ScenarioSetting(text) == nil {
             throw ValidationError(
-                "--set '\(text)' is not PATH=VALUE; give a dotted path of the scenario, '=' and a value, e.g. workload.listPercent=20 or clientReset.mode=manual."
+                "--set '\(text)' is not PATH=VALUE; give a dotted path of the scenario, '=' and a value, e.g. workload.listPercent=20, clientReset.mode=manual or faults[0].atSeconds=3600 (an array's item by its index)."
             )
         }
     }

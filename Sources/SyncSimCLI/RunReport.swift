@@ -160,6 +160,9 @@ enum RunRecordBuilder {
             .integer("backups", Int64(result.counters.backups)),
             .integer("restores", Int64(result.counters.restores)),
             .integer("restoresSkippedNoBackup", Int64(result.counters.restoresSkippedNoBackup)),
+            .integer(
+                "restoreRewindSeconds",
+                Int64(result.counters.restoreRewindNs / Time.nanosecondsPerSecond)),
             .integer("terminations", Int64(result.counters.terminations)),
             .integer("schemaChanges", Int64(result.counters.schemaChanges)),
             .integer("accessRevocations", Int64(result.counters.accessRevocations)),
@@ -279,9 +282,11 @@ enum RunSummaryPrinter {
                 ? "no resets"
                 : "median \(seconds(durations.p50)), p95 \(seconds(durations.p95)), max \(seconds(durations.max)) over \(durations.count) resets"
         )
+        let rewoundSeconds = result.counters.restoreRewindNs / Time.nanosecondsPerSecond
+        let rewound = result.counters.restores == 0 ? "" : " (back \(rewoundSeconds) s in all)"
         line(
             "  faults",
-            "\(result.counters.restores) restores, \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups"
+            "\(result.counters.restores) restores\(rewound), \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups"
         )
         line(
             "  permission denied",

@@ -1,0 +1,262 @@
+import Testing
+
+@testable import Simulation
+
+/// Point-in-time restores (`faults[].restorePointSecondsAgo`), the backups kept for them, and
+/// `--set` paths that name an array's item (`faults[0].atSeconds`).
+@Suite struct RestorePointTests {
+    func decode(_ json: String, setting texts: [String] = []) throws -> Scenario {
+        let settings = try texts.map { text in try #require(ScenarioSetting(text)) }
+        return try Scenario.decode(bytes: Array(json.utf8), file: "test.json", settings: settings)
+    }
+
+    func failure(_ json: String, setting texts: [String] = []) -> ScenarioError? {
+        do {
+            _ = try decode(json, setting: texts)
+            return nil
+        } catch {
+            return error as? ScenarioError
+        }
+    }
+
+    // MARK: - The field
+
+    @Test func theRestorePointDecodesAndIsCheckedAgainstItsFault() throws {
+        let scenario = try decode(
+            #"{ "faults": [ { "kind": "restoreFromBackup", "atSeconds": 50400, "restorePointSecondsAgo": 21600 }, { "kind": "restoreFromBackup", "atSeconds": 60000 } ] }"#
+        )
+        #expect(scenario.faults.map(\.restorePointSecondsAgo) == [21_600, 0])
+        // At most the fault's time: a backup before the run's start does not exist.
+        let early = try #require(
+            failure(
+                #"{ "faults": [ { "kind": "restoreFromBackup", "atSeconds": 100, "restorePointSecondsAgo": 101 } ] }"#
+            ))
+        #expect(early.code == .outOfRange)
+        #expect(early.field == "faults[0].restorePointSecondsAgo")
+        #expect(early.problem.contains("before the run's start"))
+        #expect(early.fix.contains("at most 100"))
+        #expect(
+            failure(
+                #"{ "faults": [ { "kind": "restoreFromBackup", "atSeconds": 100, "restorePointSecondsAgo": 100 } ] }"#
+            ) == nil)
+        // Only a restore has a restore point.
+        let other = try #require(
+            failure(
+                #"{ "faults": [ { "kind": "terminateSync", "atSeconds": 100, "restorePointSecondsAgo": 0 } ] }"#
+            ))
+        #expect(other.code == .inconsistent)
+        #expect(other.field == "faults[0].restorePointSecondsAgo")
+        #expect(other.fix.contains("restoreFromBackup"))
+        #expect(
+            failure(
+                #"{ "faults": [ { "kind": "restoreFromBackup", "atSeconds": 100, "restorePointSecondsAgo": -1 } ] }"#
+            )?.code == .outOfRange)
+    }
+
+    /// `FaultSpec.json` (the shrinker's and the capsule's form) writes the restore point back,
+    /// only where it is set.
+    @Test func faultsWrittenAsJSONDecodeToTheSameFaults() throws {
+        let faults = [
+            FaultSpec(kind: .restoreFromBackup, atSeconds: 7_000, restorePointSecondsAgo: 2_500),
+            FaultSpec(kind: .restoreFromBackup, atSeconds: 7_100),
+            FaultSpec(kind: .revokeAccess, atSeconds: 10, partitionsPercent: 30),
+        ]
+        let json = FaultSpec.json(faults)
+        #expect(json.contains("\"restorePointSecondsAgo\":2500"))
+        #expect(json.components(separatedBy: "restorePointSecondsAgo").count == 2)
+        #expect(try decode("{ \"faults\": \(json) }").faults == faults)
+    }
+
+    // MARK: - `--set` through an array's item
+
+    @Test func aSettingNamesAnArrayItemByItsIndex() throws {
+        let json = Scenario.defaultScenarioJSON
+        let changed = try decode(
+            json,
+            setting: [
+                "faults[0].restorePointSecondsAgo=43200", "faults[1].atSeconds=80000",
+                "faults[1].kind=restoreFromBackup",
+            ])
+        var expected = try decode(json)
+        expected.faults[0].restorePointSecondsAgo = 43_200
+        expected.faults[1].atSeconds = 80_000
+        expected.faults[1].kind = .restoreFromBackup
+        #expect(changed == expected)
+        // The decoder checks the item as if the file held it.
+        let inconsistent = try #require(
+            failure(json, setting: ["faults[1].restorePointSecondsAgo=5"]))
+        #expect(inconsistent.code == .inconsistent)
+        #expect(inconsistent.field == "faults[1].restorePointSecondsAgo")
+        #expect(
+            failure(json, setting: ["faults[0].restorePointSecondsAgo=50401"])?.field
+                == "faults[0].restorePointSecondsAgo")
+    }
+
+    @Test func aSettingThroughAMissingItemOrANonArrayIsNamed() throws {
+        let json = Scenario.defaultScenarioJSON
+        let beyond = try #require(failure(json, setting: ["faults[2].atSeconds=1"]))
+        #expect(beyond.code == .outOfRange)
+        #expect(beyond.field == "faults")
+        #expect(beyond.problem.contains("item 2") && beyond.problem.contains("2 items"))
+        #expect(beyond.fix.contains("from 0 to 1"))
+        #expect(beyond.file == "test.json with --set faults[2].atSeconds=1")
+        let none = try #require(failure("{}", setting: ["faults[0].atSeconds=1"]))
+        #expect(none.code == .outOfRange)
+        #expect(none.problem.contains("0 items"))
+        #expect(none.fix.contains("faults=[…]"))
+        let scalar = try #require(failure(json, setting: ["seed[0]=1"]))
+        #expect(scalar.code == .wrongType)
+        #expect(scalar.field == "seed")
+        let nested = try #require(failure(json, setting: ["server.backupIntervalSeconds[1]=1"]))
+        #expect(nested.field == "server.backupIntervalSeconds")
+        // A malformed index is not a setting.
+        for text in [
+            "faults[].atSeconds=1", "faults[x].atSeconds=1", "faults[1]x.atSeconds=1",
+            "faults]=1", "[0].atSeconds=1", "faults[-1].atSeconds=1", "faults[1=2",
+        ] {
+            #expect(ScenarioSetting(text) == nil, "\(text)")
+        }
+        #expect(ScenarioSetting.item("faults[12]")! == ("faults", 12))
+        #expect(ScenarioSetting.item("faults")! == ("faults", nil))
+    }
+
+    // MARK: - Runs
+
+    /// Backups at 0, 1,800 and 3,600 s; a restore at 4,000 s goes back to the latest backup
+    /// at or before its restore point. The run is the same up to the restore whatever the
+    /// point, so an older backup loses the same writes and more.
+    @Test func aRestorePointPicksTheLatestBackupAtOrBeforeIt() {
+        var results: [RunResult] = []
+        for (point, backupAt) in [(0, 3_600), (1_000, 1_800), (1_800, 1_800), (4_000, 0)]
+            as [(UInt64, UInt64)]
+        {
+            var scenario = smallScenario(durationSeconds: 5_400)
+            scenario.faults = [
+                FaultSpec(
+                    kind: .restoreFromBackup, atSeconds: 4_000, restorePointSecondsAgo: point)
+            ]
+            let result = World(scenario: scenario, seed: 5).run()
+            #expect(result.passed, "restore point \(point): \(result.failures)")
+            #expect(result.counters.restores == 1)
+            #expect(
+                result.counters.restoreRewindNs == (4_000 - backupAt) * Time.nanosecondsPerSecond,
+                "restore point \(point)")
+            results.append(result)
+        }
+        let lost = results.map(\.writesLostToRestore)
+        #expect(lost[0] > 0)
+        #expect(lost[1] > lost[0], "\(lost)")
+        #expect(lost[2] == lost[1], "\(lost)")
+        #expect(lost[3] > lost[1], "\(lost)")
+        // Restoring the start's backup, taken before any client had a file ident.
+        #expect(results[3].counters.resets > 0)
+    }
+
+    /// Only the backups a restore can still reach are kept; a restore drops the backups taken
+    /// after the one it restored (the timeline it abandons), so a later restore of the latest
+    /// backup goes back to it.
+    @Test func backupsAreKeptAsFarBackAsARestoreReaches() {
+        var scenario = smallScenario(durationSeconds: 7_200)
+        scenario.faults = [
+            FaultSpec(kind: .restoreFromBackup, atSeconds: 7_000, restorePointSecondsAgo: 2_500)
+        ]
+        let world = World(scenario: scenario, seed: 9)
+        let result = world.run()
+        #expect(result.passed, "\(result.failures)")
+        // Backups at 0, 1,800, 3,600 and 5,400 s; at 5,400 s the one at 0 is out of reach
+        // (a restore at 5,400 s or later goes back to 2,900 s at most). The restore at 7,000 s
+        // goes back to 3,600 s and drops 5,400 s; healing takes one at 7,200 s, and 1,800 s
+        // goes out of reach.
+        #expect(
+            world.backups.map(\.takenAt) == [3_600, 7_200].map { $0 * Time.nanosecondsPerSecond })
+        #expect(result.counters.restoreRewindNs == 3_400 * Time.nanosecondsPerSecond)
+        #expect(result.counters.backups == 5)
+
+        var twice = smallScenario(durationSeconds: 7_200)
+        twice.faults = [
+            FaultSpec(kind: .restoreFromBackup, atSeconds: 4_000, restorePointSecondsAgo: 2_500),
+            FaultSpec(kind: .restoreFromBackup, atSeconds: 5_000),
+        ]
+        let again = World(scenario: twice, seed: 9).run()
+        #expect(again.passed, "\(again.failures)")
+        #expect(again.counters.restores == 2)
+        // 4,000 s back to 0 (1,800 and 3,600 s dropped), then 5,000 s back to 0 again.
+        #expect(again.counters.restoreRewindNs == 9_000 * Time.nanosecondsPerSecond)
+
+        var latestOnly = smallScenario(durationSeconds: 7_200)
+        latestOnly.faults = [FaultSpec(kind: .restoreFromBackup, atSeconds: 7_000)]
+        let latest = World(scenario: latestOnly, seed: 9)
+        _ = latest.run()
+        #expect(latest.backups.map(\.takenAt) == [7_200 * Time.nanosecondsPerSecond])
+    }
+
+    @Test func withoutBackupsARestoreIsSkippedAndCounted() {
+        var scenario = smallScenario(durationSeconds: 3_600)
+        scenario.server.backupIntervalSeconds = 0
+        scenario.faults = [
+            FaultSpec(kind: .restoreFromBackup, atSeconds: 2_000, restorePointSecondsAgo: 600)
+        ]
+        let result = World(scenario: scenario, seed: 2).run()
+        #expect(result.passed, "\(result.failures)")
+        #expect(result.counters.restores == 0 && result.counters.restoresSkippedNoBackup == 1)
+        #expect(result.counters.restoreRewindNs == 0 && result.writesLostToRestore == 0)
+    }
+
+    // MARK: - Shrinking
+
+    static let farRestore = Array(
+        Scenario.defaultScenarioJSON.replacingOccurrences(
+            of: #"{ "kind": "restoreFromBackup", "atSeconds": 50400 }"#,
+            with:
+                #"{ "kind": "restoreFromBackup", "atSeconds": 50400, "restorePointSecondsAgo": 43200 }"#
+        ).utf8)
+
+    func shrink(failsWhen condition: @escaping (FaultSpec) -> Bool) throws -> (
+        ShrinkReport, Shrinker
+    ) {
+        let shrinker = Shrinker(
+            baseBytes: Self.farRestore, file: "test.json", resetMode: nil,
+            backupIntervalSeconds: nil, runsMax: 500, anyFailure: false
+        ) { scenario in
+            let fails = scenario.faults.contains { $0.kind == .restoreFromBackup && condition($0) }
+            let size = UInt64(scenario.clientsCount) * scenario.durationSeconds
+            return ShrinkOutcome(
+                failures: fails ? ["restore lost data"] : [], digest: String(size, radix: 16),
+                faults: scenario.faults, events: size)
+        }
+        #expect(
+            try shrinker.scenario(
+                for: ShrinkInput(clients: 10, durationSeconds: 86_400, settings: [])
+            ).faults[0].restorePointSecondsAgo == 43_200)
+        return (
+            shrinker.shrink(ShrinkInput(clients: 10, durationSeconds: 86_400, settings: [])),
+            shrinker
+        )
+    }
+
+    /// Moving a restore early keeps its restore point inside the run (no candidate is invalid),
+    /// and a restore point the failure does not need goes.
+    @Test func shrinkingKeepsRestorePointsInsideTheRunAndDropsThemWhenNotNeeded() throws {
+        let (any, anyShrinker) = try shrink { _ in true }
+        #expect(
+            !any.trials.contains { $0.verdict == .invalid },
+            "\(any.trials.filter { $0.verdict == .invalid })")
+        let anyFault = try #require(try anyShrinker.scenario(for: any.result.input).faults.first)
+        #expect(anyFault.restorePointSecondsAgo == 0)
+        #expect(
+            any.trials.contains {
+                $0.verdict == .kept && $0.step.hasPrefix("restore the latest backup")
+            })
+
+        let (far, farShrinker) = try shrink { $0.restorePointSecondsAgo > 0 }
+        #expect(!far.trials.contains { $0.verdict == .invalid })
+        let farFault = try #require(try farShrinker.scenario(for: far.result.input).faults.first)
+        #expect(farFault.atSeconds < 120)
+        #expect(farFault.restorePointSecondsAgo > 0)
+        #expect(farFault.restorePointSecondsAgo <= farFault.atSeconds)
+        #expect(
+            far.trials.contains {
+                $0.verdict == .passed && $0.step.hasPrefix("restore the latest backup")
+            })
+    }
+}
