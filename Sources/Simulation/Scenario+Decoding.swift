@@ -212,6 +212,9 @@ extension Scenario {
                 "faultsPerDay", default: w.faultsPerDay, range: 0...1_440)
             w.undoSecondsMean = try sub.number(
                 "undoSecondsMean", default: w.undoSecondsMean, range: 1...1e9)
+            w.restorePointSecondsMax = try sub.unsigned(
+                "restorePointSecondsMax", default: w.restorePointSecondsMax,
+                range: 0...Limits.durationSecondsMax)
             if let items = try sub.array("kinds") {
                 let allowed = SwarmSpec.drawableKinds.map { "\"\($0.rawValue)\"" }
                     .joined(separator: ", ")

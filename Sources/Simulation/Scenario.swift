@@ -181,6 +181,10 @@ public struct SwarmSpec: Sendable, Equatable {
     /// Mean of the exponential time until a drawn `revokeAccess` or `disableClientRecovery`
     /// is undone, seconds.
     public var undoSecondsMean = 3_600.0
+    /// A drawn `restoreFromBackup` goes back to a restore point drawn uniformly from 0 to
+    /// this many seconds before it (at most to the run's start); 0 = the latest backup, with
+    /// no draw.
+    public var restorePointSecondsMax: UInt64 = 0
     public init() {}
 }
 

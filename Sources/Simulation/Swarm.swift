@@ -14,7 +14,9 @@ extension SwarmSpec {
     /// Poisson process of `faultsPerDay`, each fault's kind drawn uniformly from `kinds`.
     /// A drawn `revokeAccess` (of 1–100 % of the partitions) and `disableClientRecovery` are
     /// undone after an exponential `undoSecondsMean` (if the run lasts that long); a drawn
-    /// `appCrash` takes 1–100 % of the clients; a `breakingSchemaChange` after the first one
+    /// `appCrash` takes 1–100 % of the clients; a drawn `restoreFromBackup` goes back to a
+    /// restore point uniform in 0 … `restorePointSecondsMax` seconds (whole, at most its own
+    /// time; no draw when that is 0); a `breakingSchemaChange` after the first one
     /// (`scheduled` counts) is skipped, since the schema has one property to remove.
     /// - Returns: the faults in the order drawn (each undo right after the fault it ends).
     func draw(durationSeconds: UInt64, scheduled: [FaultSpec], stream: RandomStream)
@@ -44,6 +46,10 @@ extension SwarmSpec {
                 let percent = 1 + stream.uniformInt(below: 100)
                 drawn.append(
                     FaultSpec(kind: kind, atSeconds: second, clientsPercent: UInt32(percent)))
+            case .restoreFromBackup where restorePointSecondsMax > 0:
+                let point = stream.uniformInt(below: min(restorePointSecondsMax, second) + 1)
+                drawn.append(
+                    FaultSpec(kind: kind, atSeconds: second, restorePointSecondsAgo: point))
             case .breakingSchemaChange:
                 if !schemaChanged { drawn.append(FaultSpec(kind: kind, atSeconds: second)) }
                 schemaChanged = true

@@ -57,6 +57,35 @@ import Testing
         #expect(draw(SwarmSpec(), seed: 9).isEmpty)
     }
 
+    /// Drawn restores get restore points up to `restorePointSecondsMax` (never before the
+    /// run's start); with 0, every drawn restore restores the latest backup.
+    @Test func drawnRestoresGoBackUpToTheMaximum() throws {
+        var spec = SwarmSpec()
+        spec.faultsPerDay = 400
+        spec.kinds = [.restoreFromBackup, .serverCrash]
+        let latest = draw(spec, seed: 4)
+        #expect(latest.allSatisfy { $0.restorePointSecondsAgo == 0 })
+        spec.restorePointSecondsMax = 3_600
+        let drawn = draw(spec, seed: 4)
+        let restores = drawn.filter { $0.kind == .restoreFromBackup }
+        #expect(restores.count > 100)
+        #expect(restores.allSatisfy { $0.restorePointSecondsAgo <= min(3_600, $0.atSeconds) })
+        #expect(
+            drawn.allSatisfy { $0.kind == .restoreFromBackup || $0.restorePointSecondsAgo == 0 })
+        // Spread over the range: uniform, so both halves are drawn often.
+        #expect(restores.filter { $0.restorePointSecondsAgo < 1_800 }.count > 30)
+        #expect(restores.filter { $0.restorePointSecondsAgo >= 1_800 }.count > 30)
+        // The field decodes with its range.
+        let scenario = try Scenario.decode(
+            bytes: Array(#"{ "swarm": { "restorePointSecondsMax": 7200 } }"#.utf8), file: "t.json")
+        #expect(scenario.swarm.restorePointSecondsMax == 7_200)
+        #expect(throws: ScenarioError.self) {
+            try Scenario.decode(
+                bytes: Array(#"{ "swarm": { "restorePointSecondsMax": -5 } }"#.utf8),
+                file: "t.json")
+        }
+    }
+
     /// Runs with swarms of every kind keep every check, are reproducible from the seed alone,
     /// and leave a scenario without a swarm as it was.
     @Test(arguments: [1, 2, 3] as [UInt64])
@@ -66,6 +95,7 @@ import Testing
         scenario.clientReset.mode = .recoverOrDiscardUnsyncedChanges
         scenario.swarm.faultsPerDay = 96
         scenario.swarm.undoSecondsMean = 900
+        scenario.swarm.restorePointSecondsMax = 2_700
         let world = World(scenario: scenario, seed: seed)
         let result = world.run()
         #expect(result.passed, "seed \(seed): \(result.failures); faults \(result.swarmFaults)")
