@@ -122,8 +122,8 @@ public final class World {
 
     var queue = EventQueue()
     var servers: ContiguousArray<ServerFile>
-    /// The backups kept, oldest first: the latest one, and the older ones a scheduled
-    /// restore may still go back to (`restorePointSecondsAgo`; see `takeBackup`).
+    /// The backups kept, oldest first: the latest one, and the older ones a restore of the
+    /// run's faults may still go back to (`restorePointSecondsAgo`; see `takeBackup`).
     var backups: ContiguousArray<Backup> = []
     /// How far back (ns) a fault's restore point may reach: the largest
     /// `restorePointSecondsAgo` of the run's faults.
@@ -237,8 +237,8 @@ public final class World {
             durationSeconds: scenario.durationSeconds, scheduled: scenario.faults,
             stream: RandomStream(seed: seed, id: StreamID(domain: StreamDomain.swarm.rawValue)))
         faults = scenario.faults + swarmFaults
-        restoreLookbackNs = Time.nanoseconds(
-            seconds: Double(faults.map(\.restorePointSecondsAgo).max() ?? 0))
+        restoreLookbackNs =
+            (faults.map(\.restorePointSecondsAgo).max() ?? 0) * Time.nanosecondsPerSecond
         serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
         clientRecoveryEnabled = scenario.server.clientRecoveryEnabled
         accessDenied = Array(repeating: false, count: Int(scenario.partitionsCount))
@@ -1180,7 +1180,7 @@ public final class World {
     /// before now. The backups taken after it belong to the timeline the restore abandons:
     /// they go. False when there is no such backup (the restore is skipped and counted).
     func restore(to fault: FaultSpec) -> Bool {
-        let pointNs = Time.nanoseconds(seconds: Double(fault.restorePointSecondsAgo))
+        let pointNs = fault.restorePointSecondsAgo * Time.nanosecondsPerSecond
         guard now >= pointNs, let index = backups.lastIndex(where: { $0.takenAt <= now - pointNs })
         else {
             counters.restoresSkippedNoBackup += 1
