@@ -1183,6 +1183,7 @@ public final class World {
         let pointNs = fault.restorePointSecondsAgo * Time.nanosecondsPerSecond
         guard now >= pointNs, let index = backups.lastIndex(where: { $0.takenAt <= now - pointNs })
         else {
+            logEvent(.warn, "server: no backup to restore (server.backupIntervalSeconds is 0)")
             counters.restoresSkippedNoBackup += 1
             return false
         }

@@ -283,7 +283,11 @@ enum RunSummaryPrinter {
                 : "median \(seconds(durations.p50)), p95 \(seconds(durations.p95)), max \(seconds(durations.max)) over \(durations.count) resets"
         )
         let rewoundSeconds = result.counters.restoreRewindNs / Time.nanosecondsPerSecond
-        let rewound = result.counters.restores == 0 ? "" : " (back \(rewoundSeconds) s in all)"
+        let skipped = result.counters.restoresSkippedNoBackup
+        let rewound =
+            (result.counters.restores == 0 ? "" : " (back \(rewoundSeconds) s in all)")
+            + (skipped == 0
+                ? "" : ", \(skipped) skipped (no backup: server.backupIntervalSeconds is 0)")
         line(
             "  faults",
             "\(result.counters.restores) restores\(rewound), \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups"
