@@ -1191,7 +1191,8 @@ public final class World {
         backups.removeLast(backups.count - index - 1)
         logEvent(
             .info,
-            "server: restored the backup taken at \(backup.takenAt / Time.nanosecondsPerSecond) s")
+            "server: restored the backup taken at \(backup.takenAt / Time.nanosecondsPerSecond) s (\((now - backup.takenAt) / Time.nanosecondsPerSecond) s back; \(integratedLog.count - backup.integratedLogCount) integrated writes rolled back)"
+        )
         counters.restores += 1
         counters.restoreRewindNs += now - backup.takenAt
         servers = backup.files
