@@ -73,7 +73,8 @@ public struct UploadOutcome: Sendable {
 
 public struct ServerFile: Sendable {
     public private(set) var state: Replica
-    public private(set) var history: ContiguousArray<ServerHistoryEntry>
+    /// In chunks (`HistoryLog`): a backup shares them, and appends copy only the last.
+    public private(set) var history: HistoryLog
     /// The server version of `state` before the first entry of `history`.
     public private(set) var historyBase: SaltedVersion
     /// Indexed by client file ident; index 0 is never allocated.
@@ -86,7 +87,7 @@ public struct ServerFile: Sendable {
     /// A new server file whose state starts as `initialState` (the schema) at version 0.
     public init(initialState: Replica, baseSalt: UInt64) {
         state = initialState
-        history = []
+        history = HistoryLog()
         historyBase = SaltedVersion(version: 0, salt: baseSalt)
         clientFiles = [nil]
     }
@@ -113,7 +114,7 @@ public struct ServerFile: Sendable {
     /// contrast, rolls the counter back too, and re-issued idents then give 211, as in the
     /// reference server's `Sync_ErrorAfterServerRestore_BadClientFileIdentSalt`.
     public mutating func terminateAndReenable(baseSalt: UInt64) {
-        history = []
+        history = HistoryLog()
         historyBase = SaltedVersion(version: 0, salt: baseSalt)
         clientFiles = ContiguousArray(repeating: nil, count: clientFiles.count)
     }

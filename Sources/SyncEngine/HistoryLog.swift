@@ -1,0 +1,60 @@
+//! The server history's storage: entries in chunks of a fixed size, so that a copy of a
+//! `ServerFile` (a backup) shares every chunk, and the appends after it copy only the last
+//! chunk instead of the whole history (copy-on-write works per chunk).
+
+/// A server file's history entries, oldest first, indexed from 0 (`historyBase` + 1).
+public struct HistoryLog: RandomAccessCollection, Sendable {
+    /// Entries per chunk: a power of two, so that an index splits with a shift and a mask.
+    static let chunkShift = 10
+    static let chunkCapacity = 1 << chunkShift
+
+    /// Every chunk is full but the last; the first may have entries dropped from its front.
+    private var chunks: ContiguousArray<ContiguousArray<ServerHistoryEntry>> = []
+    /// Entries dropped from the front of the first chunk (less than `chunkCapacity`).
+    private var dropped = 0
+    public private(set) var count = 0
+
+    public init() {}
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public subscript(position: Int) -> ServerHistoryEntry {
+        precondition(position >= 0 && position < count, "history index out of range")
+        let slot = position + dropped
+        return chunks[slot >> Self.chunkShift][slot & (Self.chunkCapacity - 1)]
+    }
+
+    /// Appends an entry; copies at most the last chunk when a backup shares it.
+    public mutating func append(_ entry: ServerHistoryEntry) {
+        if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkCapacity {
+            chunks.append([entry])
+        } else {
+            chunks[chunks.count - 1].append(entry)
+        }
+        count += 1
+    }
+
+    /// Drops the `n` oldest entries (history compaction).
+    /// - Complexity: O(chunks).
+    public mutating func removeFirst(_ n: Int) {
+        precondition(n >= 0 && n <= count, "cannot drop more entries than the history holds")
+        count -= n
+        guard count > 0 else {
+            removeAll()
+            return
+        }
+        dropped += n
+        let whole = dropped >> Self.chunkShift
+        if whole > 0 {
+            chunks.removeFirst(whole)
+            dropped -= whole << Self.chunkShift
+        }
+    }
+
+    public mutating func removeAll() {
+        chunks = []
+        dropped = 0
+        count = 0
+    }
+}

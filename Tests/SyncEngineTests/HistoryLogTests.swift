@@ -1,0 +1,74 @@
+import MergeCore
+import Testing
+
+@testable import SyncEngine
+
+/// `HistoryLog`, the server history in chunks: the same entries as an array under any mix of
+/// appends and drops from the front, and a copy (a backup) unchanged by what the original does
+/// after it.
+@Suite struct HistoryLogTests {
+    static func entry(_ number: Int) -> ServerHistoryEntry {
+        ServerHistoryEntry(
+            changeset: Changeset(
+                version: UInt64(number), lastIntegratedRemoteVersion: 0, originTimestamp: 0,
+                originFileIdent: 1, instructions: []),
+            salt: UInt64(number) &* 0x9E37_79B9, writeID: UInt64(number), encodedBytes: number)
+    }
+
+    func expectEqual(_ log: HistoryLog, _ array: [Int], _ context: String) {
+        #expect(log.count == array.count, "\(context)")
+        #expect(log.map(\.writeID) == array.map(UInt64.init), "\(context)")
+        if let last = array.last { #expect(log[log.count - 1].writeID == UInt64(last)) }
+    }
+
+    @Test func itHoldsWhatAnArrayHoldsUnderAppendsAndDrops() {
+        // A fixed, irregular mix of operations (a multiplicative sequence, not randomness).
+        var mix: UInt64 = 11
+        func next(below bound: UInt64) -> UInt64 {
+            mix = mix &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return (mix >> 33) % bound
+        }
+        var log = HistoryLog()
+        var array: [Int] = []
+        var number = 0
+        for step in 0..<600 {
+            switch next(below: 10) {
+            case 0..<7:
+                // Runs of appends that cross chunk boundaries.
+                for _ in 0..<Int(next(below: 700)) {
+                    log.append(Self.entry(number))
+                    array.append(number)
+                    number += 1
+                }
+            case 7..<9:
+                let drop = Int(next(below: UInt64(array.count) + 1))
+                log.removeFirst(drop)
+                array.removeFirst(drop)
+            default:
+                // Drop everything but a few, or all.
+                let drop = max(0, array.count - Int(next(below: 3)))
+                log.removeFirst(drop)
+                array.removeFirst(drop)
+            }
+            expectEqual(log, array, "step \(step)")
+        }
+        #expect(number > 100 * HistoryLog.chunkCapacity)
+        log.removeAll()
+        expectEqual(log, [], "after removeAll")
+        log.append(Self.entry(7))
+        expectEqual(log, [7], "after removeAll and one append")
+    }
+
+    @Test func aCopyIsUnchangedByTheOriginal() {
+        var log = HistoryLog()
+        for number in 0..<(2 * HistoryLog.chunkCapacity + 5) { log.append(Self.entry(number)) }
+        let backup = log
+        let before = Array(0..<(2 * HistoryLog.chunkCapacity + 5))
+        for number in 10_000..<10_100 { log.append(Self.entry(number)) }
+        log.removeFirst(HistoryLog.chunkCapacity + 3)
+        expectEqual(backup, before, "the backup")
+        expectEqual(
+            log, Array(before.dropFirst(HistoryLog.chunkCapacity + 3)) + Array(10_000..<10_100),
+            "the original")
+    }
+}
