@@ -4,7 +4,8 @@
 # partition of 10 clients; it holds the restore at 14 h and the termination at 20 h) keeps the debug
 # run, which walks the invariants after every change, to a minute or two. Then a small sweep of
 # reset-stress.json (its two restores at 6 h; two seeds, two reset modes; with a thin server egress
-# and client bandwidth, so the links' queues are timed too), one job in debug and two in release:
+# and client bandwidth, so the links' queues are timed too; its second restore going 2 h back, past
+# the 90 minutes its backups are kept), one job in debug and two in release:
 # serial and parallel, debug and release must give the same files, and
 # `syncsim compare --require-identical` must find every run the same.
 set -euo pipefail
@@ -30,7 +31,7 @@ done
 sweep=(sweep Data/scenarios/reset-stress.json --seeds 2 --clients 10 --duration 7h --quiet
   --reset-modes recoverUnsyncedChanges,discardUnsyncedChanges
   --set server.egressBytesPerSecond=3000 --set network.bandwidthBytesPerSecond=20000
-  --set 'faults[1].restorePointSecondsAgo=7200')
+  --set 'faults[1].restorePointSecondsAgo=7200' --set server.backupRetentionSeconds=5400)
 .build/debug/syncsim "${sweep[@]}" --jobs 1 --out "$work/sweep-debug" | tee "$work/sweep-debug.txt"
 .build/release/syncsim "${sweep[@]}" --jobs 2 --out "$work/sweep-release" | tee "$work/sweep-release.txt"
 if [ "$(grep '^digest=' "$work/sweep-debug.txt")" != "$(grep '^digest=' "$work/sweep-release.txt")" ]; then

@@ -172,6 +172,9 @@ extension Scenario {
             s.backupIntervalSeconds = try sub.unsigned(
                 "backupIntervalSeconds", default: s.backupIntervalSeconds,
                 range: 0...Limits.durationSecondsMax)
+            s.backupRetentionSeconds = try sub.unsigned(
+                "backupRetentionSeconds", default: s.backupRetentionSeconds,
+                range: 0...Limits.durationSecondsMax)
             s.clientRecoveryEnabled = try sub.bool(
                 "clientRecoveryEnabled", default: s.clientRecoveryEnabled)
             s.clientMaxOfflineSeconds = try sub.unsigned(

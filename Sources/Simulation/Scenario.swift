@@ -120,6 +120,10 @@ public struct ClockSpec: Sendable, Equatable {
 public struct ServerSpec: Sendable, Equatable {
     /// A backup (snapshot of state, history and client files) every this many seconds; 0 = none.
     public var backupIntervalSeconds: UInt64 = 21_600
+    /// How long a backup is kept after it was taken, seconds; 0 = for ever. The latest backup
+    /// is always kept. A restore whose restore point is older than every backup kept restores
+    /// the oldest one kept, short of its point.
+    public var backupRetentionSeconds: UInt64 = 0
     /// The App Services "Client Recovery" setting at the start (faults can switch it).
     public var clientRecoveryEnabled = true
     /// Atlas's "Client Max Offline Time": a client file the server has not heard from for

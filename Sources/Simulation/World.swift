@@ -105,10 +105,15 @@ extension ProtocolErrorCode {
     var index: Int { Self.resetCauses.firstIndex(of: self)! }
 }
 
+/// A backup the server's policy keeps (`server.backupRetentionSeconds`). `files` is the copy a
+/// restore rolls back to; it is let go (nil) once no restore of the run's faults can reach
+/// it, while the backup still counts in what the policy stores.
 struct Backup {
-    var files: ContiguousArray<ServerFile>
+    var files: ContiguousArray<ServerFile>?
     var integratedLogCount: Int
     var takenAt: UInt64
+    /// What it takes to store (`ServerFile.storedByteCount`, summed over the files).
+    var bytes: UInt64
 }
 
 public final class World {
@@ -122,9 +127,12 @@ public final class World {
 
     var queue = EventQueue()
     var servers: ContiguousArray<ServerFile>
-    /// The backups kept, oldest first: the latest one, and the older ones a restore of the
-    /// run's faults may still go back to (`restorePointSecondsAgo`; see `takeBackup`).
+    /// The backups the retention policy keeps, oldest first (see `takeBackup`). Only the latest
+    /// one and the older ones a restore of the run's faults may still go back to
+    /// (`restorePointSecondsAgo`) hold their copy of the files.
     var backups: ContiguousArray<Backup> = []
+    /// The kept backups' bytes, summed.
+    var backupBytes: UInt64 = 0
     /// How far back (ns) a fault's restore point may reach: the largest
     /// `restorePointSecondsAgo` of the run's faults.
     let restoreLookbackNs: UInt64
@@ -1161,33 +1169,79 @@ public final class World {
 
     // MARK: - Backups and faults
 
-    /// Takes a backup, and lets go of the backups no restore can reach any more: a restore at
-    /// `now` or later goes back at most `restoreLookbackNs`, so it needs no backup older than
-    /// the latest one taken at or before `now - restoreLookbackNs`.
+    /// Takes a backup, lets go of the backups the retention policy no longer keeps, and of the
+    /// copies no restore can reach any more: a restore at `now` or later goes back at most
+    /// `restoreLookbackNs`, so it needs no copy older than the latest backup taken at or before
+    /// `now - restoreLookbackNs`. (When retention has let that one go too, a restore that
+    /// reaches past every kept backup takes the oldest kept, which then has its copy.)
     func takeBackup() {
         logEvent(.debug, "server: backup taken")
+        var bytes: UInt64 = 0
+        for index in servers.indices { bytes += UInt64(servers[index].storedByteCount()) }
         backups.append(
-            Backup(files: servers, integratedLogCount: integratedLog.count, takenAt: now))
+            Backup(
+                files: servers, integratedLogCount: integratedLog.count, takenAt: now,
+                bytes: bytes))
+        backupBytes += bytes
         counters.backups += 1
+        expireBackups()
         if now >= restoreLookbackNs,
             let reachable = backups.lastIndex(where: { $0.takenAt <= now - restoreLookbackNs })
         {
-            backups.removeFirst(reachable)
+            for index in 0..<reachable { backups[index].files = nil }
         }
+        counters.backupsKeptPeak = max(counters.backupsKeptPeak, UInt64(backups.count))
+        counters.backupBytesPeak = max(counters.backupBytesPeak, backupBytes)
+    }
+
+    /// When the backups that still hold their copy of the files were taken, oldest first.
+    var backupCopiesTakenAt: [UInt64] { backups.filter { $0.files != nil }.map(\.takenAt) }
+
+    /// Lets go of the backups older than `server.backupRetentionSeconds` (0: none), except the
+    /// latest.
+    func expireBackups() {
+        let retentionNs = scenario.server.backupRetentionSeconds * Time.nanosecondsPerSecond
+        guard retentionNs > 0, now > retentionNs else { return }
+        var expired = 0
+        while expired < backups.count - 1, backups[expired].takenAt < now - retentionNs {
+            backupBytes -= backups[expired].bytes
+            expired += 1
+        }
+        backups.removeFirst(expired)
     }
 
     /// Rolls the server back to the latest backup taken at or before `restorePointSecondsAgo`
-    /// before now. The backups taken after it belong to the timeline the restore abandons:
-    /// they go. False when there is no such backup (the restore is skipped and counted).
+    /// before now, or, when retention has let every such backup go, to the oldest one kept
+    /// (short of the restore point: counted, with by how much). The backups taken after it
+    /// belong to the timeline the restore abandons: they go. False when there is no backup at
+    /// all (the restore is skipped and counted).
     func restore(to fault: FaultSpec) -> Bool {
-        let pointNs = fault.restorePointSecondsAgo * Time.nanosecondsPerSecond
-        guard now >= pointNs, let index = backups.lastIndex(where: { $0.takenAt <= now - pointNs })
-        else {
+        expireBackups()
+        guard !backups.isEmpty else {
             logEvent(.warn, "server: no backup to restore (server.backupIntervalSeconds is 0)")
             counters.restoresSkippedNoBackup += 1
             return false
         }
+        let pointNs = fault.restorePointSecondsAgo * Time.nanosecondsPerSecond
+        let point = now - min(pointNs, now)
+        let index: Int
+        if let reaching = backups.lastIndex(where: { $0.takenAt <= point }) {
+            index = reaching
+        } else {
+            index = 0
+            let shortNs = backups[0].takenAt - point
+            counters.restoresShortOfPoint += 1
+            counters.restoreShortfallNs += shortNs
+            logEvent(
+                .warn,
+                "server: no backup kept from \(point / Time.nanosecondsPerSecond) s, the restore point (server.backupRetentionSeconds is \(scenario.server.backupRetentionSeconds)); restoring the oldest kept, \(shortNs / Time.nanosecondsPerSecond) s short of it"
+            )
+        }
         let backup = backups[index]
+        guard let files = backup.files else {
+            preconditionFailure("the backup a restore reaches has its copy")
+        }
+        for later in backups[(index + 1)...] { backupBytes -= later.bytes }
         backups.removeLast(backups.count - index - 1)
         logEvent(
             .info,
@@ -1195,7 +1249,7 @@ public final class World {
         )
         counters.restores += 1
         counters.restoreRewindNs += now - backup.takenAt
-        servers = backup.files
+        servers = files
         rollBackLedger(toLogCount: backup.integratedLogCount)
         return true
     }
@@ -1376,6 +1430,14 @@ public struct WorldCounters: Sendable, Equatable {
     /// Server time the restores went back, summed over them: from each restored backup to its
     /// restore (ns).
     public var restoreRewindNs: UInt64 = 0
+    /// Restores whose restore point was older than every backup kept (retention had let them
+    /// go), and by how much the oldest kept backup, which they restored, was later than the
+    /// point, summed (ns).
+    public var restoresShortOfPoint: UInt64 = 0
+    public var restoreShortfallNs: UInt64 = 0
+    /// The most backups, and the most bytes of backups, the retention policy kept at once.
+    public var backupsKeptPeak: UInt64 = 0
+    public var backupBytesPeak: UInt64 = 0
     public var terminations: UInt64 = 0
     public var schemaChanges: UInt64 = 0
     public var accessRevocations: UInt64 = 0

@@ -13,6 +13,9 @@ public struct HistoryLog: RandomAccessCollection, Sendable {
     /// Entries dropped from the front of the first chunk (less than `chunkCapacity`).
     private var dropped = 0
     public private(set) var count = 0
+    /// The entries' encoded lengths (`ServerHistoryEntry.encodedBytes`), summed: what the
+    /// history takes to store.
+    public private(set) var encodedBytes = 0
 
     public init() {}
 
@@ -33,12 +36,14 @@ public struct HistoryLog: RandomAccessCollection, Sendable {
             chunks[chunks.count - 1].append(entry)
         }
         count += 1
+        encodedBytes += entry.encodedBytes
     }
 
     /// Drops the `n` oldest entries (history compaction).
-    /// - Complexity: O(chunks).
+    /// - Complexity: O(n + chunks).
     public mutating func removeFirst(_ n: Int) {
         precondition(n >= 0 && n <= count, "cannot drop more entries than the history holds")
+        for position in 0..<n { encodedBytes -= self[position].encodedBytes }
         count -= n
         guard count > 0 else {
             removeAll()
@@ -56,5 +61,6 @@ public struct HistoryLog: RandomAccessCollection, Sendable {
         chunks = []
         dropped = 0
         count = 0
+        encodedBytes = 0
     }
 }

@@ -133,6 +133,23 @@ public struct ServerFile: Sendable {
         terminateAndReenable(baseSalt: baseSalt)
     }
 
+    /// What the file takes to store, as a backup of it does: the state's encoded snapshot (as a
+    /// fresh copy carries it) plus the history's changesets in MergeCore's encoding. The client
+    /// file records and their reciprocal histories are left out.
+    /// - Complexity: O(1) when the state is unchanged since it was last sized, else O(state).
+    public mutating func storedByteCount() -> Int {
+        snapshotByteCount() + history.encodedBytes
+    }
+
+    /// The encoded size of the state's snapshot at the latest version, cached until it changes.
+    private mutating func snapshotByteCount() -> Int {
+        let latest = self.latest
+        if let cached = snapshotBytes, cached.at == latest { return cached.bytes }
+        let bytes = state.snapshotEncodedByteCount(version: latest.version)
+        snapshotBytes = (latest, bytes)
+        return bytes
+    }
+
     // MARK: - Sessions
 
     /// BIND with `need_client_file_ident` followed by a fresh download: allocates an ident and
@@ -141,13 +158,7 @@ public struct ServerFile: Sendable {
     ///   snapshot when the file changed since the last fresh copy.
     public mutating func allocateFreshCopy(fileSalt: UInt64, at now: UInt64) -> FreshCopy {
         let latest = self.latest
-        let bytes: Int
-        if let cached = snapshotBytes, cached.at == latest {
-            bytes = cached.bytes
-        } else {
-            bytes = state.snapshotEncodedByteCount(version: latest.version)
-            snapshotBytes = (latest, bytes)
-        }
+        let bytes = snapshotByteCount()
         let ident = UInt64(clientFiles.count)
         clientFiles.append(
             ClientFileRecord(

@@ -163,6 +163,12 @@ enum RunRecordBuilder {
             .integer(
                 "restoreRewindSeconds",
                 Int64(result.counters.restoreRewindNs / Time.nanosecondsPerSecond)),
+            .integer("restoresShortOfPoint", Int64(counters.restoresShortOfPoint)),
+            .integer(
+                "restoreShortfallSeconds",
+                Int64(counters.restoreShortfallNs / Time.nanosecondsPerSecond)),
+            .integer("backupsKeptPeak", Int64(counters.backupsKeptPeak)),
+            .integer("backupBytesPeak", Int64(counters.backupBytesPeak)),
             .integer("terminations", Int64(result.counters.terminations)),
             .integer("schemaChanges", Int64(result.counters.schemaChanges)),
             .integer("accessRevocations", Int64(result.counters.accessRevocations)),
@@ -284,13 +290,23 @@ enum RunSummaryPrinter {
         )
         let rewoundSeconds = result.counters.restoreRewindNs / Time.nanosecondsPerSecond
         let skipped = result.counters.restoresSkippedNoBackup
+        let short = result.counters.restoresShortOfPoint
+        let shortText =
+            short == 0
+            ? ""
+            : "; \(short) short of the restore point, by \(result.counters.restoreShortfallNs / Time.nanosecondsPerSecond) s in all: its backups had expired (server.backupRetentionSeconds)"
         let rewound =
-            (result.counters.restores == 0 ? "" : " (back \(rewoundSeconds) s in all)")
+            (result.counters.restores == 0
+                ? "" : " (back \(rewoundSeconds) s in all\(shortText))")
             + (skipped == 0
                 ? "" : ", \(skipped) skipped (no backup: server.backupIntervalSeconds is 0)")
+        let kept =
+            result.counters.backups == 0
+            ? ""
+            : " (at most \(result.counters.backupsKeptPeak) kept at once, \(megabytes(result.counters.backupBytesPeak)))"
         line(
             "  faults",
-            "\(result.counters.restores) restores\(rewound), \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups"
+            "\(result.counters.restores) restores\(rewound), \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups\(kept)"
         )
         line(
             "  permission denied",

@@ -168,7 +168,11 @@ import Testing
         // goes back to 3,600 s and drops 5,400 s; healing takes one at 7,200 s, and 1,800 s
         // goes out of reach.
         #expect(
-            world.backups.map(\.takenAt) == [3_600, 7_200].map { $0 * Time.nanosecondsPerSecond })
+            world.backupCopiesTakenAt == [3_600, 7_200].map { $0 * Time.nanosecondsPerSecond })
+        // With no retention limit the policy keeps every backup but those the restore dropped.
+        #expect(
+            world.backups.map(\.takenAt)
+                == [0, 1_800, 3_600, 7_200].map { $0 * Time.nanosecondsPerSecond })
         #expect(result.counters.restoreRewindNs == 3_400 * Time.nanosecondsPerSecond)
         #expect(result.counters.backups == 5)
 
@@ -187,7 +191,7 @@ import Testing
         latestOnly.faults = [FaultSpec(kind: .restoreFromBackup, atSeconds: 7_000)]
         let latest = World(scenario: latestOnly, seed: 9)
         _ = latest.run()
-        #expect(latest.backups.map(\.takenAt) == [7_200 * Time.nanosecondsPerSecond])
+        #expect(latest.backupCopiesTakenAt == [7_200 * Time.nanosecondsPerSecond])
     }
 
     @Test func withoutBackupsARestoreIsSkippedAndCounted() {

@@ -5,7 +5,7 @@ import Testing
 
 /// `HistoryLog`, the server history in chunks: the same entries as an array under any mix of
 /// appends and drops from the front, and a copy (a backup) unchanged by what the original does
-/// after it.
+/// after it; its running total of encoded bytes always the entries' sum.
 @Suite struct HistoryLogTests {
     static func entry(_ number: Int) -> ServerHistoryEntry {
         ServerHistoryEntry(
@@ -18,6 +18,8 @@ import Testing
     func expectEqual(_ log: HistoryLog, _ array: [Int], _ context: String) {
         #expect(log.count == array.count, "\(context)")
         #expect(log.map(\.writeID) == array.map(UInt64.init), "\(context)")
+        // Each entry's encoded length is its number: the running total is the array's sum.
+        #expect(log.encodedBytes == array.reduce(0, +), "\(context)")
         if let last = array.last { #expect(log[log.count - 1].writeID == UInt64(last)) }
     }
 

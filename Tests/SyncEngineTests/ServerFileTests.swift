@@ -119,6 +119,32 @@ import Testing
         #expect(pair.connect() == nil)
     }
 
+    /// What a backup of the file takes to store: the state's snapshot plus the history's
+    /// changesets as encoded, the history part gone after a termination.
+    @Test func storedBytesAreTheSnapshotAndTheHistory() {
+        var pair = Pair()
+        #expect(pair.connect() == nil)
+        let empty = pair.server.storedByteCount()
+        #expect(empty == ServerFileTests.schema().snapshotEncodedByteCount(version: 0))
+        for key in 1...5 {
+            pair.upload(
+                ServerFileTests.write(
+                    &pair.client, key: Int64(key), value: 10, at: UInt64(key), id: UInt64(key)))
+        }
+        #expect(pair.server.history.count == 5)
+        let history = pair.server.history.reduce(0) { $0 + $1.changeset.encodedByteCount }
+        #expect(history > 0)
+        #expect(history == pair.server.history.encodedBytes)
+        let snapshot = pair.server.state.snapshotEncodedByteCount(
+            version: pair.server.currentVersion)
+        #expect(pair.server.storedByteCount() == snapshot + history)
+        // Asking again (the cached snapshot size) gives the same.
+        #expect(pair.server.storedByteCount() == snapshot + history)
+        pair.server.terminateAndReenable(baseSalt: 9)
+        #expect(
+            pair.server.storedByteCount() == pair.server.state.snapshotEncodedByteCount(version: 0))
+    }
+
     @Test func unknownIdentAfterTerminateIs208() {
         var pair = Pair()
         _ = pair.connect()
