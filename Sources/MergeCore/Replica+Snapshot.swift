@@ -1,5 +1,7 @@
 //! A replica as the changesets that rebuild it: what a fresh copy of a server file carries.
 
+internal import CPrefetch
+
 extension Replica {
     /// The changesets that, applied in order to an empty replica, rebuild this one: the schema
     /// (every `AddTable`, then every `AddColumn`, so a link column's target table exists), then
@@ -105,6 +107,9 @@ extension Replica {
         return count
     }
 
+    /// How many objects ahead the snapshot walk asks for an object's fields.
+    static let snapshotPrefetchDistance = 8
+
     /// Calls `body` with each instruction of the snapshot, in order.
     func forEachSnapshotInstruction(_ body: (Instruction) -> Void) {
         for table in tables {
@@ -127,26 +132,46 @@ extension Replica {
         let references = objects.records.map(\.object)
         var order = Array(references.indices)
         order.sort { references[$0] < references[$1] }
-        for index in order {
-            let record = objects.records[index]
-            let object = record.object
-            body(.createObject(object))
-            for slot in record.fields {
-                switch slot.content {
-                case .scalar(let value):
-                    body(.update(object: object, field: slot.field, value: value, isDefault: false))
-                case .list(let elements):
-                    var size: UInt32 = 0
-                    for element in elements {
-                        body(
-                            .arrayInsert(
-                                object: object, field: slot.field, index: size, value: element,
-                                priorSize: size))
-                        size += 1
-                    }
-                case .set(let elements):
-                    for element in elements {
-                        body(.setInsert(object: object, field: slot.field, value: element))
+        // Read in place: copying each record would retain its fields, per object and walk.
+        // The order jumps around the records, and each record's fields live in their own
+        // allocation, which a walk of a state not in cache waits for: ask for it a few objects
+        // ahead (the load of its address is of the records, which are contiguous).
+        let fieldsOffset = MemoryLayout<ObjectRecord>.offset(of: \.fields)!
+        objects.records.withUnsafeBufferPointer { records in
+            let base = UnsafeRawPointer(records.baseAddress)
+            for (position, index) in order.enumerated() {
+                if let base, position + Self.snapshotPrefetchDistance < order.count {
+                    let ahead = order[position + Self.snapshotPrefetchDistance]
+                    let storage = base.load(
+                        fromByteOffset: ahead * MemoryLayout<ObjectRecord>.stride + fieldsOffset,
+                        as: UnsafeRawPointer.self)
+                    syncsim_prefetch(storage)
+                    syncsim_prefetch(storage + 64)
+                }
+                let object = records[index].object
+                body(.createObject(object))
+                records[index].fields.withUnsafeBufferPointer { fields in
+                    for slot in fields.indices {
+                        let field = fields[slot].field
+                        switch fields[slot].content {
+                        case .scalar(let value):
+                            body(
+                                .update(
+                                    object: object, field: field, value: value, isDefault: false))
+                        case .list(let elements):
+                            var size: UInt32 = 0
+                            for element in elements {
+                                body(
+                                    .arrayInsert(
+                                        object: object, field: field, index: size, value: element,
+                                        priorSize: size))
+                                size += 1
+                            }
+                        case .set(let elements):
+                            for element in elements {
+                                body(.setInsert(object: object, field: field, value: element))
+                            }
+                        }
                     }
                 }
             }
