@@ -104,6 +104,45 @@ import Testing
         }
     }
 
+    /// The shrinker tries keeping every backup (`server.backupRetentionSeconds=0`), and keeps
+    /// that only when the failure does not need the retention. Stand-in runs.
+    @Test func shrinkingDropsARetentionTheFailureDoesNotNeed() throws {
+        let base = Array(
+            Scenario.defaultScenarioJSON.replacingOccurrences(
+                of: #""backupIntervalSeconds": 21600,"#,
+                with: #""backupIntervalSeconds": 21600, "backupRetentionSeconds": 7200,"#
+            ).utf8)
+        func shrink(failsWhen condition: @escaping (Scenario) -> Bool) throws -> (
+            ShrinkReport, Scenario
+        ) {
+            let shrinker = Shrinker(
+                baseBytes: base, file: "test.json", resetMode: nil, backupIntervalSeconds: nil,
+                runsMax: 300, anyFailure: false
+            ) { scenario in
+                let size = UInt64(scenario.clientsCount) * scenario.durationSeconds
+                return ShrinkOutcome(
+                    failures: condition(scenario) ? ["restore fell short"] : [],
+                    digest: String(size, radix: 16), faults: scenario.faults, events: size)
+            }
+            let start = ShrinkInput(clients: 10, durationSeconds: 86_400, settings: [])
+            #expect(try shrinker.scenario(for: start).server.backupRetentionSeconds == 7_200)
+            let report = shrinker.shrink(start)
+            return (report, try shrinker.scenario(for: report.result.input))
+        }
+        let (any, anyScenario) = try shrink { _ in true }
+        #expect(anyScenario.server.backupRetentionSeconds == 0)
+        #expect(
+            any.trials.contains {
+                $0.verdict == .kept && $0.step == "set server.backupRetentionSeconds=0"
+            })
+        let (needed, neededScenario) = try shrink { $0.server.backupRetentionSeconds > 0 }
+        #expect(neededScenario.server.backupRetentionSeconds == 7_200)
+        #expect(
+            needed.trials.contains {
+                $0.verdict == .passed && $0.step == "set server.backupRetentionSeconds=0"
+            })
+    }
+
     /// A retention longer than the run changes nothing: the same run, digest and figures as
     /// keeping every backup, restore points and all.
     @Test func aRetentionLongerThanTheRunChangesNothing() {
