@@ -294,7 +294,7 @@ enum RunSummaryPrinter {
         let shortText =
             short == 0
             ? ""
-            : "; \(short) short of the restore point, by \(result.counters.restoreShortfallNs / Time.nanosecondsPerSecond) s in all: its backups had expired (server.backupRetentionSeconds)"
+            : "; \(short) short of the restore point by \(result.counters.restoreShortfallNs / Time.nanosecondsPerSecond) s in all, the backups before it expired under server.backupRetentionSeconds"
         let rewound =
             (result.counters.restores == 0
                 ? "" : " (back \(rewoundSeconds) s in all\(shortText))")
