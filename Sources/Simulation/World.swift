@@ -131,8 +131,8 @@ public final class World {
     /// one and the older ones a restore of the run's faults may still go back to
     /// (`restorePointSecondsAgo`) hold their copy of the files.
     var backups: ContiguousArray<Backup> = []
-    /// The kept backups' bytes, summed.
-    var backupBytes: UInt64 = 0
+    /// The kept backups' bytes, summed when asked (once per backup taken).
+    var backupBytes: UInt64 { backups.reduce(0) { $0 + $1.bytes } }
     /// How far back (ns) a fault's restore point may reach: the largest
     /// `restorePointSecondsAgo` of the run's faults.
     let restoreLookbackNs: UInt64
@@ -1182,7 +1182,6 @@ public final class World {
             Backup(
                 files: servers, integratedLogCount: integratedLog.count, takenAt: now,
                 bytes: bytes))
-        backupBytes += bytes
         counters.backups += 1
         expireBackups()
         if now >= restoreLookbackNs,
@@ -1204,7 +1203,6 @@ public final class World {
         guard retentionNs > 0, now > retentionNs else { return }
         var expired = 0
         while expired < backups.count - 1, backups[expired].takenAt < now - retentionNs {
-            backupBytes -= backups[expired].bytes
             expired += 1
         }
         backups.removeFirst(expired)
@@ -1241,7 +1239,6 @@ public final class World {
         guard let files = backup.files else {
             preconditionFailure("the backup a restore reaches has its copy")
         }
-        for later in backups[(index + 1)...] { backupBytes -= later.bytes }
         backups.removeLast(backups.count - index - 1)
         logEvent(
             .info,
