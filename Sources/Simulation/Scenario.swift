@@ -206,6 +206,15 @@ public enum SabotageKind: String, Sendable, CaseIterable {
     /// anyway, in every `every`-th discarding reset that has unsynced changesets (counted over
     /// all clients).
     case discardKeepsUnsynced
+    /// The cycle check ignores the pending-reset row (REALM-SEMANTICS §4.5), in every
+    /// `every`-th reset that finds one.
+    case cycleCheckSkipped
+    /// The pending-reset row is never cleared: every `every`-th download that would clear it
+    /// leaves it.
+    case resetTrackerKept
+    /// A client reset error's file action deletes the file without a backup (§4.6: back up,
+    /// then delete), in every `every`-th one.
+    case manualDeletesWithoutBackup
 
     /// The client-reset sabotage of this kind, if it is one.
     public var resetSabotage: ResetSabotage? {
@@ -213,6 +222,9 @@ public enum SabotageKind: String, Sendable, CaseIterable {
         case .downloadGap: nil
         case .recoveryOffByOne: .recoveryOffByOne
         case .discardKeepsUnsynced: .discardKeepsUnsynced
+        case .cycleCheckSkipped: .cycleCheckSkipped
+        case .resetTrackerKept: .resetTrackerKept
+        case .manualDeletesWithoutBackup: .manualDeletesWithoutBackup
         }
     }
 }

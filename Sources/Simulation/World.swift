@@ -182,6 +182,8 @@ public final class World {
 
     var counters = WorldCounters()
     var failures: [String] = []
+    /// Every reset's path checked against the documented rules (`ResetAudit`).
+    var resetAudit: ResetAudit
     /// Every client reset's duration, in the order they ended: from the error that started it
     /// (the first, when it restarted) to the client's next active session, the time the file
     /// could not sync. Offline periods, the app's relaunch (manual handling `nextLaunch`) and
@@ -259,6 +261,7 @@ public final class World {
         partitionMembers = Array(repeating: [], count: Int(scenario.partitionsCount))
         clients = []
         clients.reserveCapacity(count)
+        resetAudit = ResetAudit(clients: count)
         for index in 0..<count {
             let partition = UInt32(index % Int(scenario.partitionsCount))
             let setup = RandomStream(
@@ -901,6 +904,7 @@ public final class World {
             }
         }
         account(reaction, client: client)
+        audit(client: client, message: message, reaction: reaction)
         if let cause = reaction.resetCompleted, let outcome = reaction.resetOutcome {
             completeReset(client, cause: cause, outcome: outcome)
         }
@@ -993,6 +997,18 @@ public final class World {
         }
     }
 
+    /// Runs the reset audit on one client reaction and logs what it found.
+    func audit(client: UInt32, message: ServerMessage, reaction: ClientReaction) {
+        let found = resetAudit.violations.count
+        resetAudit.check(
+            client: client, message: message, reaction: reaction, sync: clients[Int(client)].sync)
+        logAuditViolations(since: found)
+    }
+
+    func logAuditViolations(since found: Int) {
+        for violation in resetAudit.violations[found...] { logEvent(.error, violation) }
+    }
+
     func completeReset(_ client: UInt32, cause: ResetCause, outcome: ResetOutcome) {
         let slot = Int(client)
         logEvent(.info, "client \(client): client reset complete (\(cause.rawValue)): \(outcome)")
@@ -1046,6 +1062,9 @@ public final class World {
             fileActionsPending -= 1
         }
         guard let (action, writes) = clients[slot].sync.runFileAction() else { return }
+        let found = resetAudit.violations.count
+        resetAudit.fileAction(client: client, action: action, sync: clients[slot].sync)
+        logAuditViolations(since: found)
         logEvent(
             .info,
             "client \(client): app \(action.kind == .delete ? "deleted" : "backed up and deleted") the file with \(writes.count) unsynced writes"
@@ -1377,6 +1396,12 @@ public final class World {
         if totals[Int(WriteState.pending.rawValue)] > 0 {
             failures.append("\(totals[0]) writes still pending after healing")
         }
+        counters.resetAuditViolations = UInt64(resetAudit.violations.count)
+        if let first = resetAudit.violations.first {
+            failures.append(
+                "the reset audit found broken reset rules (\(resetAudit.violations.count) in all); first: \(first)"
+            )
+        }
         if ledger.violations > 0 {
             failures.append(
                 "ledger: \(ledger.violations) impossible transitions; first: \(ledger.firstViolation ?? "?")"
@@ -1421,6 +1446,8 @@ public struct WorldCounters: Sendable, Equatable {
         repeating: 0, count: RecoveryDropReason.allCases.count)
     public var listsCopied: UInt64 = 0
     public var recoveryPromiseViolations: UInt64 = 0
+    /// Broken reset rules the reset audit found (`ResetAudit`; must be 0).
+    public var resetAuditViolations: UInt64 = 0
     public var backups: UInt64 = 0
     public var restores: UInt64 = 0
     public var restoresSkippedNoBackup: UInt64 = 0

@@ -29,6 +29,15 @@ public enum ResetSabotage: Sendable {
     case recoveryOffByOne
     /// A discarding reset keeps the upload queue: the discarded changes are uploaded anyway.
     case discardKeepsUnsynced
+    /// The cycle check does not look at the pending-reset row: a reset that finds one runs as
+    /// if there were none.
+    case cycleCheckSkipped
+    /// The pending-reset row is never cleared: the download that acknowledges the reset
+    /// leaves it in place, so the next reset is taken for a cycle.
+    case resetTrackerKept
+    /// A client reset error's file action deletes the file without backing it up, so its
+    /// unsynced writes are gone instead of kept in the backup.
+    case manualDeletesWithoutBackup
 }
 
 /// One unsynced local changeset.
@@ -105,7 +114,10 @@ public struct SyncClient: Sendable {
     /// real run. It strikes at the next chance while `sabotageArmed`.
     public var resetSabotage: ResetSabotage?
     public var sabotageArmed = false
-    /// The sabotage's chances so far: resets of its kind with unsynced changesets.
+    /// The sabotage's chances so far: resets of its kind with unsynced changesets (for
+    /// `cycleCheckSkipped`, resets that found a pending-reset row; for `resetTrackerKept`,
+    /// downloads that cleared one; for `manualDeletesWithoutBackup`, client reset errors handed
+    /// to the error handler).
     public private(set) var sabotageChances: UInt64 = 0
     /// Highest client version uploaded in the current session.
     private var uploadedThrough: UInt64 = 0
@@ -146,7 +158,12 @@ public struct SyncClient: Sendable {
         guard session == .inactive, let action = pendingFileAction else { return nil }
         var writes = ContiguousArray<UInt64>()
         for entry in unsynced { writes.append(entry.writeID) }
+        let sabotage = resetSabotage
+        let chances = sabotageChances
         self = SyncClient(initialState: initialState, resetMode: resetMode)
+        // A planted bug is in the app, not the file: the new file has it too.
+        resetSabotage = sabotage
+        sabotageChances = chances
         return (action, writes)
     }
 
@@ -225,7 +242,7 @@ public struct SyncClient: Sendable {
                     ProtocolError(code: .badChangeset, action: .clientReset), reaction: &reaction)
                 return reaction
             }
-            if pendingReset != nil, unsynced.isEmpty {
+            if pendingReset != nil, unsynced.isEmpty, !sabotage(.resetTrackerKept) {
                 // Uploads and downloads after the reset are complete: the reset is over.
                 pendingReset = nil
                 reaction.resetTrackerCleared = true
@@ -258,6 +275,8 @@ public struct SyncClient: Sendable {
     ) {
         session = .inactive
         resetRequest = nil
+        var kind = kind
+        if kind == .backUpThenDelete, sabotage(.manualDeletesWithoutBackup) { kind = .delete }
         pendingFileAction = PendingFileAction(kind: kind, cause: cause, fallback: fallback)
         reaction.reportedError = ReportedSyncError(
             cause: cause, fallback: fallback, message: message)
@@ -280,10 +299,12 @@ public struct SyncClient: Sendable {
                 reaction: &reaction)
         }
 
-        // Cycle detection (§4.5); a row left by a reset for another action is ignored.
+        // Cycle detection (§4.5). A row left by a reset for another action is cleared, and the
+        // reset starts over as if there were none.
+        if let row = pendingReset, row.action != request.action { pendingReset = nil }
         var performed: PerformedResetMode =
             resetMode == .discardUnsyncedChanges ? .discard : .recover
-        if let row = pendingReset, row.action == request.action {
+        if let row = pendingReset, row.action == request.action, !sabotage(.cycleCheckSkipped) {
             reaction.cycleDetected = true
             switch (row.mode, resetMode) {
             case (.discard, _), (.recover, .recoverUnsyncedChanges), (.recover, .manual):
@@ -311,10 +332,7 @@ public struct SyncClient: Sendable {
         if performed == .recover {
             let local = unsynced.map(\.reciprocal)
             var replayed = local
-            if resetSabotage == .recoveryOffByOne, !local.isEmpty {
-                sabotageChances += 1
-                if sabotageArmed { replayed.removeLast() }
-            }
+            if !local.isEmpty, sabotage(.recoveryOffByOne) { replayed.removeLast() }
             do {
                 let recovery = try replica.recover(replayed, onto: copy.state)
                 state = recovery.state
@@ -340,20 +358,17 @@ public struct SyncClient: Sendable {
         }
         let previous = unsynced
         takeIdentity(of: copy, state: state)
-        if performed == .discard, resetSabotage == .discardKeepsUnsynced, !previous.isEmpty {
-            sabotageChances += 1
-            if sabotageArmed {
-                // The upload queue survives the discard: the old changes go to the server,
-                // which the fresh local state never had.
-                for entry in previous {
-                    clientVersion += 1
-                    var changeset = entry.original
-                    changeset.version = clientVersion
-                    changeset.lastIntegratedRemoteVersion = copy.latest.version
-                    unsynced.append(
-                        LocalHistoryEntry(
-                            original: changeset, reciprocal: changeset, writeID: entry.writeID))
-                }
+        if performed == .discard, !previous.isEmpty, sabotage(.discardKeepsUnsynced) {
+            // The upload queue survives the discard: the old changes go to the server, which
+            // the fresh local state never had.
+            for entry in previous {
+                clientVersion += 1
+                var changeset = entry.original
+                changeset.version = clientVersion
+                changeset.lastIntegratedRemoteVersion = copy.latest.version
+                unsynced.append(
+                    LocalHistoryEntry(
+                        original: changeset, reciprocal: changeset, writeID: entry.writeID))
             }
         }
         for (entry, result) in zip(previous, recovered) {
@@ -382,6 +397,13 @@ public struct SyncClient: Sendable {
     }
 
     // MARK: - Internals
+
+    /// A chance for the planted bug `kind`: counts it, and says whether it strikes now.
+    private mutating func sabotage(_ kind: ResetSabotage) -> Bool {
+        guard resetSabotage == kind else { return false }
+        sabotageChances += 1
+        return sabotageArmed
+    }
 
     /// A first open: the local file becomes the fresh copy and takes over its ident and server
     /// version. A new file holds no unsynced writes (the app writes after its first download);

@@ -147,6 +147,7 @@ enum RunRecordBuilder {
         metrics += [
             .integer("listsCopied", Int64(counters.listsCopied)),
             .integer("recoveryPromiseViolations", Int64(counters.recoveryPromiseViolations)),
+            .integer("resetAuditViolations", Int64(counters.resetAuditViolations)),
         ]
         metrics += [
             .integer("uploads", Int64(result.counters.uploads)),
@@ -271,6 +272,11 @@ enum RunSummaryPrinter {
             "    fallbacks to manual",
             breakdown(ResetFallbackReason.allCases.map(\.name), counters.resetFallbacks))
         line("    cycles detected", "\(counters.resetCycles)")
+        line(
+            "    reset audit",
+            counters.resetAuditViolations == 0
+                ? "no rule broken (\(counters.beforeResetCallbacks) reset decisions, every pending-reset row and file action)"
+                : "\(counters.resetAuditViolations) rules broken (see the failures)")
         line(
             "    callbacks",
             "before \(counters.beforeResetCallbacks), after \(counters.afterResetCallbacks), error handler \(counters.errorHandlerCalls)"
