@@ -180,6 +180,24 @@ private let key2 = ObjectRef(table: ServerFileTests.table, key: .int(2))
         #expect(harness.client.replica == harness.server.state)
     }
 
+    /// A row left by a reset for another action is cleared, and the reset starts over as if
+    /// there were none (§4.5): here the recovery row of a `ClientReset`, then a second reset
+    /// with Client Recovery switched off, which `recoverUnsyncedChanges` gives up on, but
+    /// not as a cycle, and without the old row left behind.
+    @Test func aRowForAnotherActionIsClearedNotACycle() {
+        var harness = ResetHarness.offlineWritesThenTermination(.recoverUnsyncedChanges)
+        harness.converse(limit: 2)
+        #expect(harness.client.pendingReset?.action == .clientReset)
+        harness.client.disconnect()
+        harness.server.terminateAndReenable(baseSalt: 98)
+        harness.recoveryDisabled = true
+        harness.reactions = []
+        harness.converse()
+        #expect(harness.fallbacks == [.recoveryDisabled])
+        #expect(!harness.reactions.contains { $0.cycleDetected })
+        #expect(harness.client.pendingReset == nil)
+    }
+
     @Test func aCycleAfterADiscardFails() {
         let harness = ClientResetTests.secondResetBeforeAcknowledgement(.discardUnsyncedChanges)
         #expect(harness.fallbacks == [.cycleDetected])
