@@ -11,8 +11,18 @@ import SyncEngine
 /// decision from the table below. The recovery promises (`RecoveryPromises`) check what a
 /// recovery wrote; this checks the path a reset took. A reset sabotage that skips the cycle
 /// check, or keeps the row past its acknowledgement, or deletes a file with no backup, is
-/// caught here (`ShrinkTests`).
+/// caught here (`ResetAuditTests`).
 struct ResetAudit {
+    /// What the audit reads of a client after a message: four of its fields, read in place
+    /// (`World.seenByAudit`), not a copy of the client (the audit runs at every message a
+    /// client receives).
+    struct Seen {
+        var mode: ClientResetMode
+        var active: Bool
+        var nothingUnsynced: Bool
+        var row: Row?
+    }
+
     /// The pending-reset row as the audit keeps it.
     struct Row: Equatable {
         var mode: PerformedResetMode
@@ -77,7 +87,7 @@ struct ResetAudit {
     /// Checks one client reaction against the rules and moves the audit's row as they say.
     /// `message` is what the client received, `sync` the client after it.
     mutating func check(
-        client: UInt32, message: ServerMessage, reaction: ClientReaction, sync: SyncClient
+        client: UInt32, message: ServerMessage, reaction: ClientReaction, sync: Seen
     ) {
         let slot = Int(client)
         if reaction.resetStarted != nil {
@@ -88,7 +98,7 @@ struct ResetAudit {
                 clients[slot].requested = .clientReset
             }
         }
-        let mode = sync.resetMode
+        let mode = sync.mode
         if reaction.beforeResetCallback {
             decided(client: client, mode: mode, reaction: reaction)
         } else if reaction.afterResetCallback || reaction.resetCompleted != nil {
@@ -106,8 +116,8 @@ struct ResetAudit {
                         : "an automatic reset reached the error handler without a fallback reason")
             }
         }
-        if case .download = message, reaction.resetStarted == nil, sync.session == .active,
-            sync.unsynced.isEmpty
+        if case .download = message, reaction.resetStarted == nil, sync.active,
+            sync.nothingUnsynced
         {
             // Uploads and downloads after the reset are complete: the row is cleared.
             clients[slot].row = nil
@@ -163,7 +173,7 @@ struct ResetAudit {
 
     /// The app ran its file action: a client reset error backs the file up before deleting
     /// it (§4.6), permission denied deletes it; either way the row goes with the file.
-    mutating func fileAction(client: UInt32, action: PendingFileAction, sync: SyncClient) {
+    mutating func fileAction(client: UInt32, action: PendingFileAction, sync: Seen) {
         let slot = Int(client)
         let backUp = action.cause != .permissionDenied
         if backUp != (action.kind == .backUpThenDelete) {
@@ -177,8 +187,8 @@ struct ResetAudit {
         compareRow(client: client, sync: sync)
     }
 
-    private mutating func compareRow(client: UInt32, sync: SyncClient) {
-        let held = sync.pendingReset.map { Row(mode: $0.mode, action: $0.action) }
+    private mutating func compareRow(client: UInt32, sync: Seen) {
+        let held = sync.row
         let row = clients[Int(client)].row
         let differed = clients[Int(client)].rowDiffers
         clients[Int(client)].rowDiffers = held != row

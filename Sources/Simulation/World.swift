@@ -1001,8 +1001,19 @@ public final class World {
     func audit(client: UInt32, message: ServerMessage, reaction: ClientReaction) {
         let found = resetAudit.violations.count
         resetAudit.check(
-            client: client, message: message, reaction: reaction, sync: clients[Int(client)].sync)
+            client: client, message: message, reaction: reaction, sync: seenByAudit(client))
         logAuditViolations(since: found)
+    }
+
+    /// The client's fields the reset audit reads, each read in place.
+    func seenByAudit(_ client: UInt32) -> ResetAudit.Seen {
+        let slot = Int(client)
+        return ResetAudit.Seen(
+            mode: clients[slot].sync.resetMode, active: clients[slot].sync.session == .active,
+            nothingUnsynced: clients[slot].sync.unsynced.isEmpty,
+            row: clients[slot].sync.pendingReset.map {
+                ResetAudit.Row(mode: $0.mode, action: $0.action)
+            })
     }
 
     func logAuditViolations(since found: Int) {
@@ -1063,7 +1074,7 @@ public final class World {
         }
         guard let (action, writes) = clients[slot].sync.runFileAction() else { return }
         let found = resetAudit.violations.count
-        resetAudit.fileAction(client: client, action: action, sync: clients[slot].sync)
+        resetAudit.fileAction(client: client, action: action, sync: seenByAudit(client))
         logAuditViolations(since: found)
         logEvent(
             .info,

@@ -116,7 +116,7 @@ public struct SyncClient: Sendable {
     public var sabotageArmed = false
     /// The sabotage's chances so far: resets of its kind with unsynced changesets (for
     /// `cycleCheckSkipped`, resets that found a pending-reset row; for `resetTrackerKept`,
-    /// downloads that cleared one; for `manualDeletesWithoutBackup`, client reset errors handed
+    /// downloads that would clear one; for `manualDeletesWithoutBackup`, client reset errors handed
     /// to the error handler).
     public private(set) var sabotageChances: UInt64 = 0
     /// Highest client version uploaded in the current session.
