@@ -218,6 +218,9 @@ extension Scenario {
             w.restorePointSecondsMax = try sub.unsigned(
                 "restorePointSecondsMax", default: w.restorePointSecondsMax,
                 range: 0...Limits.durationSecondsMax)
+            w.repeatPercent = UInt32(
+                try sub.unsigned(
+                    "repeatPercent", default: UInt64(w.repeatPercent), range: 0...100))
             if let items = try sub.array("kinds") {
                 let allowed = SwarmSpec.drawableKinds.map { "\"\($0.rawValue)\"" }
                     .joined(separator: ", ")

@@ -189,6 +189,11 @@ public struct SwarmSpec: Sendable, Equatable {
     /// this many seconds before it (at most to the run's start); 0 = the latest backup, with
     /// no draw.
     public var restorePointSecondsMax: UInt64 = 0
+    /// Each drawn `restoreFromBackup` or `terminateSync` is struck again, of the latest
+    /// backup or sync state, 1–10 s later with this probability, percent: a second incident
+    /// while the clients of the first are still resetting, the case cycle detection (§4.5) is
+    /// for. 0 = never, with no draw.
+    public var repeatPercent: UInt32 = 0
     public init() {}
 }
 

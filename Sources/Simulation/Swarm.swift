@@ -17,8 +17,11 @@ extension SwarmSpec {
     /// `appCrash` takes 1–100 % of the clients; a drawn `restoreFromBackup` goes back to a
     /// restore point uniform in 0 … `restorePointSecondsMax` seconds (whole, at most its own
     /// time; no draw when that is 0); a `breakingSchemaChange` after the first one
-    /// (`scheduled` counts) is skipped, since the schema has one property to remove.
-    /// - Returns: the faults in the order drawn (each undo right after the fault it ends).
+    /// (`scheduled` counts) is skipped, since the schema has one property to remove. With
+    /// `repeatPercent`, a drawn `restoreFromBackup` or `terminateSync` is struck again 1–10 s
+    /// later with that probability (a repeated restore restores the latest backup).
+    /// - Returns: the faults in the order drawn (each undo or repeat right after the fault it
+    ///   follows).
     func draw(durationSeconds: UInt64, scheduled: [FaultSpec], stream: RandomStream)
         -> [FaultSpec]
     {
@@ -55,6 +58,14 @@ extension SwarmSpec {
                 schemaChanged = true
             default:
                 drawn.append(FaultSpec(kind: kind, atSeconds: second))
+            }
+            if repeatPercent > 0, kind == .restoreFromBackup || kind == .terminateSync,
+                stream.uniformInt(below: 100) < UInt64(repeatPercent)
+            {
+                let again = second + 1 + stream.uniformInt(below: 10)
+                if again < durationSeconds {
+                    drawn.append(FaultSpec(kind: kind, atSeconds: again))
+                }
             }
             at += stream.exponential(mean: meanGap)
         }

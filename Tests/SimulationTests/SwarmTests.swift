@@ -86,6 +86,49 @@ import Testing
         }
     }
 
+    /// With `repeatPercent` 100 every drawn restore and termination is struck again 1–10 s
+    /// later (unless that is past the end); with 0 nothing is repeated and nothing more is
+    /// drawn, so a swarm without the field draws what it drew before it existed.
+    @Test func drawnRestoresAndTerminationsRepeat() throws {
+        var spec = SwarmSpec()
+        spec.faultsPerDay = 200
+        spec.kinds = [.restoreFromBackup, .terminateSync, .serverCrash]
+        let once = draw(spec, seed: 5)
+        spec.repeatPercent = 0
+        #expect(draw(spec, seed: 5) == once)
+        spec.repeatPercent = 100
+        let drawn = draw(spec, seed: 5)
+        var index = 0
+        var repeats = 0
+        while index < drawn.count {
+            let fault = drawn[index]
+            index += 1
+            guard fault.kind != .serverCrash else { continue }
+            guard index < drawn.count, drawn[index].kind == fault.kind,
+                drawn[index].atSeconds > fault.atSeconds
+            else {
+                // Only a fault within 10 s of the end may go unrepeated.
+                #expect(fault.atSeconds + 10 >= 86_400, "\(fault) not repeated")
+                continue
+            }
+            let gap = drawn[index].atSeconds - fault.atSeconds
+            #expect((1...10).contains(gap))
+            #expect(drawn[index].restorePointSecondsAgo == 0)
+            repeats += 1
+            index += 1
+        }
+        #expect(repeats > 100)
+        #expect(drawn.filter { $0.kind == .serverCrash }.count > 50)
+        // The field decodes with its range.
+        let scenario = try Scenario.decode(
+            bytes: Array(#"{ "swarm": { "repeatPercent": 30 } }"#.utf8), file: "t.json")
+        #expect(scenario.swarm.repeatPercent == 30)
+        #expect(throws: ScenarioError.self) {
+            try Scenario.decode(
+                bytes: Array(#"{ "swarm": { "repeatPercent": 101 } }"#.utf8), file: "t.json")
+        }
+    }
+
     /// Runs with swarms of every kind keep every check, are reproducible from the seed alone,
     /// and leave a scenario without a swarm as it was.
     @Test(arguments: [1, 2, 3] as [UInt64])
