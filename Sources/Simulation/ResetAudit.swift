@@ -20,13 +20,7 @@ struct ResetAudit {
         var mode: ClientResetMode
         var active: Bool
         var nothingUnsynced: Bool
-        var row: Row?
-    }
-
-    /// The pending-reset row as the audit keeps it.
-    struct Row: Equatable {
-        var mode: PerformedResetMode
-        var action: ErrorAction
+        var row: PendingReset?
     }
 
     /// What the rules make of a reset once its fresh copy is in: go on and recover or
@@ -48,7 +42,7 @@ struct ResetAudit {
     ///
     /// Then, for a recovery when the server forbids it: `recoverUnsyncedChanges` fails,
     /// `recoverOrDiscardUnsyncedChanges` discards.
-    static func decide(row: Row?, mode: ClientResetMode, action: ErrorAction) -> Decision {
+    static func decide(row: PendingReset?, mode: ClientResetMode, action: ErrorAction) -> Decision {
         precondition(mode != .manual, "a manual reset decides nothing")
         var performed: PerformedResetMode = mode == .discardUnsyncedChanges ? .discard : .recover
         if let row, row.action == action {
@@ -69,9 +63,9 @@ struct ResetAudit {
     /// One client's side of the audit.
     struct Client {
         /// The row the rules say the client's file holds.
-        var row: Row?
-        /// The action of the error behind the reset under way (the last one that started it).
-        var requested: ErrorAction?
+        var row: PendingReset?
+        /// The error behind the reset under way (the last one that started it).
+        var requested: ProtocolError?
         /// The file's row differs from `row` and that was reported: not again until they agree.
         var rowDiffers = false
     }
@@ -93,9 +87,9 @@ struct ResetAudit {
         if reaction.resetStarted != nil {
             // A download the client could not integrate resets with `ClientReset` (212).
             if case .error(let error) = message {
-                clients[slot].requested = error.action
+                clients[slot].requested = error
             } else {
-                clients[slot].requested = .clientReset
+                clients[slot].requested = ProtocolError(code: .badChangeset, action: .clientReset)
             }
         }
         let mode = sync.mode
@@ -132,9 +126,10 @@ struct ResetAudit {
         guard mode != .manual else {
             return note(client, "a manual reset ran the before callback")
         }
-        guard let action = clients[slot].requested else {
+        guard let request = clients[slot].requested else {
             return note(client, "a reset got a fresh copy with no error behind it")
         }
+        let action = request.action
         if let row = clients[slot].row, row.action != action {
             // "A row with a different action is cleared, and the reset starts over" (§4.5).
             clients[slot].row = nil
@@ -166,7 +161,8 @@ struct ResetAudit {
                     "\(Self.describe(row: clients[slot].row)), mode \(mode.rawValue), action \(action): the rules \(performed == .recover ? "recover" : "discard"), the client \(Self.describe(outcome: outcome, fallback: fallback))"
                 )
             }
-            clients[slot].row = Row(mode: performed, action: action)
+            clients[slot].row = PendingReset(
+                mode: performed, action: action, cause: request.code)
         }
         clients[slot].requested = nil
     }
@@ -205,9 +201,10 @@ struct ResetAudit {
         violations.append("client \(client): reset audit: \(rule)")
     }
 
-    static func describe(row: Row?) -> String {
+    static func describe(row: PendingReset?) -> String {
         guard let row else { return "no pending-reset row" }
-        return "a pending \(row.mode == .recover ? "recovery" : "discard") row for \(row.action)"
+        return
+            "a pending \(row.mode == .recover ? "recovery" : "discard") row for \(row.action) (\(row.cause.rawValue))"
     }
 
     static func describe(outcome: ResetOutcome?, fallback: ResetFallbackReason?) -> String {

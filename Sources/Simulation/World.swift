@@ -1011,9 +1011,7 @@ public final class World {
         return ResetAudit.Seen(
             mode: clients[slot].sync.resetMode, active: clients[slot].sync.session == .active,
             nothingUnsynced: clients[slot].sync.unsynced.isEmpty,
-            row: clients[slot].sync.pendingReset.map {
-                ResetAudit.Row(mode: $0.mode, action: $0.action)
-            })
+            row: clients[slot].sync.pendingReset)
     }
 
     func logAuditViolations(since found: Int) {

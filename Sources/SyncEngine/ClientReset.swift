@@ -39,6 +39,12 @@ public struct PendingReset: Sendable, Equatable {
     public var mode: PerformedResetMode
     public var action: ErrorAction
     public var cause: ProtocolErrorCode
+
+    public init(mode: PerformedResetMode, action: ErrorAction, cause: ProtocolErrorCode) {
+        self.mode = mode
+        self.action = action
+        self.cause = cause
+    }
 }
 
 /// Why an automatic reset gave up and handed the file to the manual error handler (the

@@ -10,13 +10,15 @@ import Testing
     /// `decide`): the pending row (nil, or its mode and action), the requested mode and the
     /// server's action, and the result.
     @Test func theDecisionTableIsTheDocumentedOne() {
-        typealias Row = ResetAudit.Row
+        func Row(mode: PerformedResetMode, action: ErrorAction) -> PendingReset {
+            PendingReset(mode: mode, action: action, cause: .badClientFileIdent)
+        }
         let reset = ErrorAction.clientReset
         let noRecovery = ErrorAction.clientResetNoRecovery
         let recoverRow = Row(mode: .recover, action: reset)
         let discardRow = Row(mode: .discard, action: reset)
         let otherActionRow = Row(mode: .discard, action: noRecovery)
-        let cases: [(Row?, ClientResetMode, ErrorAction, ResetAudit.Decision)] = [
+        let cases: [(PendingReset?, ClientResetMode, ErrorAction, ResetAudit.Decision)] = [
             // No row: proceed in the mode (recoverOrDiscard recovers).
             (nil, .recoverUnsyncedChanges, reset, .proceed(.recover)),
             (nil, .recoverOrDiscardUnsyncedChanges, reset, .proceed(.recover)),
