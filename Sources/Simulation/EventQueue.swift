@@ -26,6 +26,9 @@ public enum EventKind: UInt8, Sendable {
     case appRelaunch = 13
     /// The sync server is back after a crash.
     case serverRestart = 14
+    /// A network outage ends for a client it cut off (`World.ClientSlot.cutOffUntil` tells
+    /// one a later outage extended apart).
+    case outageEnd = 15
 }
 
 /// A scheduled event. Kept to 32 bytes: payloads that do not fit (messages) live in the

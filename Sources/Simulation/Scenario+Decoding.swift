@@ -222,8 +222,8 @@ extension Scenario {
                 try sub.unsigned(
                     "repeatPercent", default: UInt64(w.repeatPercent), range: 0...100))
             if let items = try sub.array("kinds") {
-                let allowed = SwarmSpec.drawableKinds.map { "\"\($0.rawValue)\"" }
-                    .joined(separator: ", ")
+                let allowed = FaultKind.allCases.filter { !$0.endsAnotherFault }
+                    .map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
                 w.kinds = []
                 for (index, item) in items.enumerated() {
                     let field = "swarm.kinds[\(index)]"
@@ -282,16 +282,22 @@ extension Scenario {
                     "clientsPercent", default: 100, range: 0...100)
                 let restorePoint = try sub.unsigned(
                     "restorePointSecondsAgo", default: 0, range: 0...Limits.durationSecondsMax)
+                let outageSeconds = try sub.unsigned(
+                    "durationSeconds", default: FaultSpec.outageSecondsDefault,
+                    range: 1...Limits.durationSecondsMax)
                 try sub.finish()
-                for (field, owner) in [
-                    ("partitionsPercent", FaultKind.revokeAccess), ("clientsPercent", .appCrash),
-                    ("restorePointSecondsAgo", .restoreFromBackup),
-                ] where kind != owner && sub.has(field) {
+                for (field, owners) in [
+                    ("partitionsPercent", [FaultKind.revokeAccess]),
+                    ("clientsPercent", [.appCrash, .networkOutage]),
+                    ("restorePointSecondsAgo", [.restoreFromBackup]),
+                    ("durationSeconds", [.networkOutage]),
+                ] where !owners.contains(kind) && sub.has(field) {
+                    let names = owners.map(\.rawValue).joined(separator: " and ")
                     throw ScenarioError(
                         code: .inconsistent, file: file,
                         field: "faults[\(index)].\(field)",
-                        problem: "\(field) applies to \(owner.rawValue) faults only",
-                        fix: "remove it, or make the fault's kind \(owner.rawValue)")
+                        problem: "\(field) applies to \(names) faults only",
+                        fix: "remove it, or make the fault's kind \(owners[0].rawValue)")
                 }
                 if at >= scenario.durationSeconds {
                     throw ScenarioError(
@@ -323,7 +329,7 @@ extension Scenario {
                     FaultSpec(
                         kind: kind, atSeconds: at, partitionsPercent: UInt32(percent),
                         clientsPercent: UInt32(clientsPercent),
-                        restorePointSecondsAgo: restorePoint))
+                        restorePointSecondsAgo: restorePoint, durationSeconds: outageSeconds))
             }
         }
         try reader.finish()

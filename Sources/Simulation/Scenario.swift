@@ -40,6 +40,13 @@ public enum FaultKind: String, Sendable, CaseIterable {
     /// Its state is durable (history, client files, backups survive): every session ends, and
     /// connection attempts fail until the restart, with the clients' reconnect back-off.
     case serverCrash
+    /// A network outage (a region, a carrier, an office network): `clientsPercent` of the
+    /// clients (drawn from the server's stream) lose the network for `durationSeconds`. Each
+    /// one's connection breaks at once and it cannot connect until the outage ends, whatever
+    /// its own online and offline periods say; its app keeps writing at the offline rate.
+    /// When it ends, a client whose own connectivity is online reconnects. A client already
+    /// cut off stays so until the later end.
+    case networkOutage
 }
 
 public struct FaultSpec: Sendable, Equatable {
@@ -47,22 +54,30 @@ public struct FaultSpec: Sendable, Equatable {
     public var atSeconds: UInt64
     /// `revokeAccess` only: the chance, in percent, that each partition loses access.
     public var partitionsPercent: UInt32
-    /// `appCrash` only: the chance, in percent, that each client's app crashes.
+    /// `appCrash` and `networkOutage` only: the chance, in percent, that each client's app
+    /// crashes, or that it loses the network.
     public var clientsPercent: UInt32
     /// `restoreFromBackup` only: the restore point, in seconds before the fault. The server
     /// goes back to the latest backup taken at or before it (0: the latest backup). At most
     /// `atSeconds`.
     public var restorePointSecondsAgo: UInt64
+    /// `networkOutage` only: how long the clients it cuts off stay without the network.
+    public var durationSeconds: UInt64
     public init(
         kind: FaultKind, atSeconds: UInt64, partitionsPercent: UInt32 = 100,
-        clientsPercent: UInt32 = 100, restorePointSecondsAgo: UInt64 = 0
+        clientsPercent: UInt32 = 100, restorePointSecondsAgo: UInt64 = 0,
+        durationSeconds: UInt64 = FaultSpec.outageSecondsDefault
     ) {
         self.kind = kind
         self.atSeconds = atSeconds
         self.partitionsPercent = partitionsPercent
         self.clientsPercent = clientsPercent
         self.restorePointSecondsAgo = restorePointSecondsAgo
+        self.durationSeconds = durationSeconds
     }
+
+    /// A `networkOutage`'s length when the scenario gives none: an hour.
+    public static let outageSecondsDefault: UInt64 = 3_600
 }
 
 public struct WorkloadSpec: Sendable, Equatable {

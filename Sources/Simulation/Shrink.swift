@@ -342,7 +342,8 @@ private struct Search {
     }
 
     /// Moves each scheduled fault to half its time, again and again while the run still
-    /// fails, so that a shorter run can hold it (the next size step tries one).
+    /// fails, so that a shorter run can hold it (the next size step tries one); then halves
+    /// each network outage's length the same way.
     mutating func moveFaultsEarlier() -> Bool {
         guard let point = best, !point.scenario.faults.isEmpty else { return false }
         var faults = point.scenario.faults
@@ -360,6 +361,19 @@ private struct Search {
                 let step = "move \(moved[index].kind.rawValue) from \(from) s to \(from / 2) s"
                 guard attempt(step, candidate) else { break }
                 faults = moved
+                progressed = true
+            }
+            // A network outage gets shorter the same way.
+            while faults[index].kind == .networkOutage, faults[index].durationSeconds >= 120,
+                !spent
+            {
+                var shortened = faults
+                let from = shortened[index].durationSeconds
+                shortened[index].durationSeconds = from / 2
+                let step =
+                    "shorten networkOutage at \(faults[index].atSeconds) s from \(from) s to \(from / 2) s"
+                guard attempt(step, input.withFaults(shortened)) else { break }
+                faults = shortened
                 progressed = true
             }
         }
@@ -424,8 +438,13 @@ extension FaultSpec {
                 if fault.kind == .revokeAccess, fault.partitionsPercent != 100 {
                     text += ",\"partitionsPercent\":\(fault.partitionsPercent)"
                 }
-                if fault.kind == .appCrash, fault.clientsPercent != 100 {
+                if fault.kind == .appCrash || fault.kind == .networkOutage,
+                    fault.clientsPercent != 100
+                {
                     text += ",\"clientsPercent\":\(fault.clientsPercent)"
+                }
+                if fault.kind == .networkOutage, fault.durationSeconds != outageSecondsDefault {
+                    text += ",\"durationSeconds\":\(fault.durationSeconds)"
                 }
                 if fault.kind == .restoreFromBackup, fault.restorePointSecondsAgo != 0 {
                     text += ",\"restorePointSecondsAgo\":\(fault.restorePointSecondsAgo)"

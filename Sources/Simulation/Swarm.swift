@@ -7,14 +7,19 @@ import Randomness
 
 extension SwarmSpec {
     /// The kinds a swarm draws by default: every fault kind but the two that only end an
-    /// earlier one (`enableClientRecovery`, `restoreAccess`), which the swarm adds itself.
-    public static let drawableKinds = FaultKind.allCases.filter { !$0.endsAnotherFault }
+    /// earlier one (`enableClientRecovery`, `restoreAccess`), which the swarm adds itself, and
+    /// `networkOutage`, which came after the swarms of record: listed in `kinds`, it is drawn
+    /// too, and every other swarm draws what it drew before it existed.
+    public static let drawableKinds = FaultKind.allCases.filter {
+        !$0.endsAnotherFault && $0 != .networkOutage
+    }
 
     /// The fault schedule this spec draws for a run of `durationSeconds`, from `stream`: a
     /// Poisson process of `faultsPerDay`, each fault's kind drawn uniformly from `kinds`.
     /// A drawn `revokeAccess` (of 1–100 % of the partitions) and `disableClientRecovery` are
     /// undone after an exponential `undoSecondsMean` (if the run lasts that long); a drawn
-    /// `appCrash` takes 1–100 % of the clients; a drawn `restoreFromBackup` goes back to a
+    /// `appCrash` takes 1–100 % of the clients; a drawn `networkOutage` cuts off 1–100 % of
+    /// the clients for an exponential `undoSecondsMean` (at least a second); a drawn `restoreFromBackup` goes back to a
     /// restore point uniform in 0 … `restorePointSecondsMax` seconds (whole, at most its own
     /// time; no draw when that is 0); a `breakingSchemaChange` after the first one
     /// (`scheduled` counts) is skipped, since the schema has one property to remove. With
@@ -49,6 +54,13 @@ extension SwarmSpec {
                 let percent = 1 + stream.uniformInt(below: 100)
                 drawn.append(
                     FaultSpec(kind: kind, atSeconds: second, clientsPercent: UInt32(percent)))
+            case .networkOutage:
+                let percent = 1 + stream.uniformInt(below: 100)
+                let length = max(1, UInt64(stream.exponential(mean: undoSecondsMean)))
+                drawn.append(
+                    FaultSpec(
+                        kind: kind, atSeconds: second, clientsPercent: UInt32(percent),
+                        durationSeconds: length))
             case .restoreFromBackup where restorePointSecondsMax > 0:
                 let point = stream.uniformInt(below: min(restorePointSecondsMax, second) + 1)
                 drawn.append(

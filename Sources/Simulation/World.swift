@@ -32,7 +32,13 @@ struct ServerSession: Sendable {
 struct ClientSlot {
     var sync: SyncClient
     let partition: UInt32
+    /// Whether the client has the network now: its own connectivity says online and no outage
+    /// cuts it off.
     var online = false
+    /// What its own connectivity (random periods, or the script) says, outages aside.
+    var scheduledOnline = false
+    /// When the network outage that cuts it off ends; 0 when none does.
+    var cutOffUntil: UInt64 = 0
     /// Bumped whenever the connection breaks; messages of older connections are dropped.
     var epoch: UInt32 = 0
     var writeGeneration: UInt32 = 0
@@ -93,6 +99,8 @@ public struct ClientCounters: Sendable, Equatable {
     public var resetDowntimeNs: UInt64 = 0
     /// Times the app crashed (random crashes and `appCrash` faults).
     public var appCrashes: UInt64 = 0
+    /// Network outages that cut this client off.
+    public var outagesCutOff: UInt64 = 0
     public init() {}
 }
 
@@ -418,7 +426,10 @@ public final class World {
     /// Schedules the initial events: connectivity, backups and faults.
     public func start() {
         if scriptedConnectivity {
-            for index in clients.indices { goOnline(UInt32(index)) }
+            for index in clients.indices {
+                clients[index].scheduledOnline = true
+                goOnline(UInt32(index))
+            }
         }
         let onMean = scenario.connectivity.onlineSecondsMean
         let offMean = scenario.connectivity.offlineSecondsMean
@@ -428,6 +439,7 @@ public final class World {
             let online = stream.uniform() < onMean / (onMean + offMean)
             let first = Time.nanoseconds(
                 seconds: stream.exponential(mean: online ? onMean : offMean))
+            clients[index].scheduledOnline = online
             if online { goOnline(UInt32(index)) }
             queue.schedule(at: first, .connectivityChange, subject: UInt32(index))
         }
@@ -503,8 +515,20 @@ public final class World {
         case .scriptedConnectivity:
             guard !healing else { return }
             let online = event.generation == 1
-            guard online != clients[Int(event.subject)].online else { return }
+            clients[Int(event.subject)].scheduledOnline = online
+            guard clients[Int(event.subject)].cutOffUntil == 0,
+                online != clients[Int(event.subject)].online
+            else { return }
             if online { goOnline(event.subject) } else { goOffline(event.subject) }
+            restartWrites(event.subject)
+        case .outageEnd:
+            // Stale when a later outage extended this one, or healing ended it.
+            let slot = Int(event.subject)
+            guard !healing, clients[slot].cutOffUntil == now else { return }
+            clients[slot].cutOffUntil = 0
+            logEvent(.debug, "client \(event.subject): the network outage is over")
+            guard clients[slot].scheduledOnline else { return }
+            goOnline(event.subject)
             restartWrites(event.subject)
         }
     }
@@ -556,18 +580,22 @@ public final class World {
         guard !healing else { return }
         let client = Int(event.subject)
         let stream = connectivityStreams[client]
-        if clients[client].online {
-            goOffline(event.subject)
+        // Under an outage the client's own periods go on, but only count once it ends.
+        let cutOff = clients[client].cutOffUntil != 0
+        if clients[client].scheduledOnline {
+            clients[client].scheduledOnline = false
+            if !cutOff { goOffline(event.subject) }
             let next = Time.nanoseconds(
                 seconds: stream.exponential(mean: scenario.connectivity.offlineSecondsMean))
             queue.schedule(at: now + next, .connectivityChange, subject: event.subject)
         } else {
-            goOnline(event.subject)
+            clients[client].scheduledOnline = true
+            if !cutOff { goOnline(event.subject) }
             let next = Time.nanoseconds(
                 seconds: stream.exponential(mean: scenario.connectivity.onlineSecondsMean))
             queue.schedule(at: now + next, .connectivityChange, subject: event.subject)
         }
-        restartWrites(event.subject)
+        if !cutOff { restartWrites(event.subject) }
     }
 
     func goOnline(_ client: UInt32) {
@@ -1324,6 +1352,14 @@ public final class World {
                 crashApp(UInt32(index))
             }
             return
+        case .networkOutage:
+            counters.networkOutages += 1
+            let end = now + fault.durationSeconds * Time.nanosecondsPerSecond
+            for index in clients.indices
+            where serverStream.chance(UInt64(fault.clientsPercent), outOf: 100) {
+                cutOff(UInt32(index), until: end)
+            }
+            return
         case .serverCrash:
             // The state is durable: nothing to restore. The server is unreachable until the
             // restart; every session ends now.
@@ -1340,6 +1376,23 @@ public final class World {
         for index in clients.indices where clients[index].sync.session != .disconnected {
             breakConnectionAndRetry(UInt32(index))
         }
+    }
+
+    /// A network outage cuts `client` off until `end` (a later end when another outage already
+    /// holds it): its connection breaks, and it cannot connect before then.
+    func cutOff(_ client: UInt32, until end: UInt64) {
+        let slot = Int(client)
+        counters.clientsCutOff += 1
+        clients[slot].counters.outagesCutOff += 1
+        let already = clients[slot].cutOffUntil != 0
+        guard end > clients[slot].cutOffUntil else { return }
+        clients[slot].cutOffUntil = end
+        queue.schedule(at: end, .outageEnd, subject: client)
+        guard !already else { return }
+        logEvent(.debug, "client \(client): cut off by a network outage")
+        guard clients[slot].online else { return }
+        goOffline(client)
+        restartWrites(client)
     }
 
     func rollBackLedger(toLogCount count: Int) {
@@ -1371,6 +1424,7 @@ public final class World {
         }
         for index in clients.indices {
             clients[index].writeGeneration &+= 1
+            clients[index].cutOffUntil = 0
             clients[index].online = true
             if clients[index].sync.session == .disconnected { connect(UInt32(index)) }
         }
@@ -1491,6 +1545,10 @@ public struct WorldCounters: Sendable, Equatable {
     /// connection that failed; the client retried after its back-off).
     public var serverCrashes: UInt64 = 0
     public var connectionsRefused: UInt64 = 0
+    /// Network outages, and the clients they cut off (a client once per outage that drew
+    /// it, even when another outage held it already).
+    public var networkOutages: UInt64 = 0
+    public var clientsCutOff: UInt64 = 0
 }
 
 #if canImport(Glibc)

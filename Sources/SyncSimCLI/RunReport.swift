@@ -189,6 +189,8 @@ enum RunRecordBuilder {
             .integer("serverCrashes", Int64(counters.serverCrashes)),
             .integer("connectionsRefused", Int64(counters.connectionsRefused)),
             .integer("swarmFaults", Int64(result.swarmFaults.count)),
+            .integer("networkOutages", Int64(counters.networkOutages)),
+            .integer("clientsCutOff", Int64(counters.clientsCutOff)),
         ]
         return metrics
     }
@@ -213,6 +215,7 @@ enum RunRecordBuilder {
             .integer("bytesDownloaded", Int64(counters.bytesDownloaded)),
             .integer("resetDowntimeNs", Int64(counters.resetDowntimeNs)),
             .integer("appCrashes", Int64(counters.appCrashes)),
+            .integer("outagesCutOff", Int64(counters.outagesCutOff)),
         ]
         return metrics
     }
@@ -326,9 +329,13 @@ enum RunSummaryPrinter {
                     ($0.element.atSeconds, $0.offset) < ($1.element.atSeconds, $1.offset)
                 }.map(\.element).map { fault in
                     let percent =
-                        fault.kind == .revokeAccess
-                        ? " \(fault.partitionsPercent) %"
-                        : fault.kind == .appCrash ? " \(fault.clientsPercent) %" : ""
+                        switch fault.kind {
+                        case .revokeAccess: " \(fault.partitionsPercent) %"
+                        case .appCrash: " \(fault.clientsPercent) %"
+                        case .networkOutage:
+                            " \(fault.clientsPercent) % for \(SweepPlan.shortDuration(fault.durationSeconds))"
+                        default: ""
+                        }
                     return
                         "\(fault.kind.rawValue)\(percent) at \(Time.clockText(fault.atSeconds * Time.nanosecondsPerSecond))"
                 }.joined(separator: ", "))
@@ -337,6 +344,12 @@ enum RunSummaryPrinter {
             "  crashes",
             "\(counters.appCrashes) app crashes (\(counters.appCrashesDuringReset) during a reset, \(counters.fileActionsAtCrashRelaunch) relaunches ran a file action), \(counters.serverCrashes) server crashes (\(counters.connectionsRefused) connections refused)"
         )
+        if counters.networkOutages > 0 {
+            line(
+                "  network outages",
+                "\(counters.networkOutages) outages, \(counters.clientsCutOff) clients cut off (once per outage that drew them)"
+            )
+        }
         line(
             "  server history",
             "\(result.serverHistoryEntries) entries at the end (peak \(result.serverHistoryEntriesPeak)), \(result.counters.historyEntriesTrimmed) trimmed, \(result.counters.clientFilesExpired) client files expired"

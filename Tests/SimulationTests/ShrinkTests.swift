@@ -185,14 +185,27 @@ import Testing
         #expect(error(["sabotage.kind=downloadGap", "sabotage.often=2"])?.code == .unknownField)
     }
 
-    /// A swarm's drawn faults, written out as scheduled ones, give the very same run.
-    @Test func aSwarmWrittenOutAsScheduledFaultsIsTheSameRun() throws {
-        let swarm = ["swarm.faultsPerDay=96", "faults=[]"]
+    /// A swarm's drawn faults, written out as scheduled ones, give the very same run: the
+    /// default kinds, and network outages with their share of clients and their lengths.
+    @Test(arguments: [
+        ["swarm.faultsPerDay=96", "faults=[]"],
+        [
+            "swarm.faultsPerDay=96", "faults=[]",
+            #"swarm.kinds=["networkOutage","appCrash","restoreFromBackup"]"#,
+        ],
+    ])
+    func aSwarmWrittenOutAsScheduledFaultsIsTheSameRun(swarm: [String]) throws {
         let scenario = try Scenario.decode(
             bytes: Array(Self.small.utf8), file: "small.json",
             settings: swarm.compactMap(ScenarioSetting.init))
         let drawn = World(scenario: scenario, seed: 3).run()
         #expect(drawn.swarmFaults.count >= 3)
+        if scenario.swarm.kinds.contains(.networkOutage) {
+            let outages = drawn.swarmFaults.filter { $0.kind == .networkOutage }
+            #expect(outages.contains { $0.clientsPercent != 100 })
+            #expect(outages.contains { $0.durationSeconds != FaultSpec.outageSecondsDefault })
+            #expect(drawn.counters.clientsCutOff > 0)
+        }
         let written = try run(
             Self.small,
             settings: swarm + [
