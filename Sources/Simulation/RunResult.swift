@@ -96,6 +96,9 @@ public struct RunResult: Sendable {
     public var resetsManual: UInt64 { clients.reduce(0) { $0 + $1.resetsManual } }
 
     public var clientsThatReset: UInt64 { UInt64(clients.filter { $0.resets > 0 }.count) }
+    /// Clients network outages cut off, each once per outage that drew it (also when another
+    /// outage held it already).
+    public var clientsCutOff: UInt64 { clients.reduce(0) { $0 + $1.outagesCutOff } }
 
     /// Resets per client per simulated day (of the run proper).
     public var resetsPerClientPerDay: Double {

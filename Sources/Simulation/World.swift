@@ -1382,7 +1382,6 @@ public final class World {
     /// holds it): its connection breaks, and it cannot connect before then.
     func cutOff(_ client: UInt32, until end: UInt64) {
         let slot = Int(client)
-        counters.clientsCutOff += 1
         clients[slot].counters.outagesCutOff += 1
         let already = clients[slot].cutOffUntil != 0
         guard end > clients[slot].cutOffUntil else { return }
@@ -1545,10 +1544,8 @@ public struct WorldCounters: Sendable, Equatable {
     /// connection that failed; the client retried after its back-off).
     public var serverCrashes: UInt64 = 0
     public var connectionsRefused: UInt64 = 0
-    /// Network outages, and the clients they cut off (a client once per outage that drew
-    /// it, even when another outage held it already).
+    /// Network outages (the clients they cut off: `RunResult.clientsCutOff`).
     public var networkOutages: UInt64 = 0
-    public var clientsCutOff: UInt64 = 0
 }
 
 #if canImport(Glibc)

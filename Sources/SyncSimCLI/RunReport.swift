@@ -190,7 +190,7 @@ enum RunRecordBuilder {
             .integer("connectionsRefused", Int64(counters.connectionsRefused)),
             .integer("swarmFaults", Int64(result.swarmFaults.count)),
             .integer("networkOutages", Int64(counters.networkOutages)),
-            .integer("clientsCutOff", Int64(counters.clientsCutOff)),
+            .integer("clientsCutOff", Int64(result.clientsCutOff)),
         ]
         return metrics
     }
@@ -347,7 +347,7 @@ enum RunSummaryPrinter {
         if counters.networkOutages > 0 {
             line(
                 "  network outages",
-                "\(counters.networkOutages) outages, \(counters.clientsCutOff) clients cut off (once per outage that drew them)"
+                "\(counters.networkOutages) outages, \(result.clientsCutOff) clients cut off (once per outage that drew them)"
             )
         }
         line(

@@ -27,7 +27,7 @@ import Testing
         let result = world.run()
         #expect(result.passed, "\(result.failures)")
         #expect(result.counters.networkOutages == 1)
-        #expect(result.counters.clientsCutOff == 40)
+        #expect(result.clientsCutOff == 40)
         #expect(result.clients.allSatisfy { $0.outagesCutOff == 1 })
         #expect(result.counters.resets == 0)
         let during = world.timeline.filter {
@@ -80,7 +80,7 @@ import Testing
         let result = world.run()
         #expect(result.passed, "\(result.failures)")
         #expect(result.counters.networkOutages == 2)
-        #expect(result.counters.clientsCutOff == 80)
+        #expect(result.clientsCutOff == 80)
         func online(at seconds: UInt64) -> UInt64? {
             world.timeline.first { $0.endNs == seconds * Time.nanosecondsPerSecond }?
                 .clientsOnline

@@ -204,7 +204,7 @@ import Testing
             let outages = drawn.swarmFaults.filter { $0.kind == .networkOutage }
             #expect(outages.contains { $0.clientsPercent != 100 })
             #expect(outages.contains { $0.durationSeconds != FaultSpec.outageSecondsDefault })
-            #expect(drawn.counters.clientsCutOff > 0)
+            #expect(drawn.clientsCutOff > 0)
         }
         let written = try run(
             Self.small,
