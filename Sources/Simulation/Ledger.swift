@@ -164,6 +164,17 @@ public struct Ledger: Sendable {
         return totals
     }
 
+    /// Per owner (clients 0 ..< `owners`), the writes in each state: `owners` rows of
+    /// `WriteState.allCases.count` counts, flat, in `WriteState` order.
+    public func totalsByOwner(owners: Int) -> [UInt64] {
+        let width = WriteState.allCases.count
+        var totals = [UInt64](repeating: 0, count: owners * width)
+        for (state, owner) in zip(states, self.owners) {
+            totals[Int(owner) * width + Int(state.rawValue)] += 1
+        }
+        return totals
+    }
+
     /// Writes recovery replayed at least once, those of them that lost instructions, and writes
     /// the server history held twice at some point.
     public func recoveryTotals() -> (recovered: UInt64, partially: UInt64, integratedTwice: UInt64)

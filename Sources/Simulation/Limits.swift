@@ -9,6 +9,8 @@ public enum Limits {
     public static let eventQueueMax = 50_000_000
     public static let messagesInFlightMax = 20_000_000
     public static let faultsMax = 10_000
+    /// Cohorts of a scenario (`cohorts`).
+    public static let cohortsMax = 16
     /// Events processed in one run, healing included.
     public static let eventsMax: UInt64 = 4_000_000_000
     public static let healingSecondsMax: UInt64 = 7 * 86_400

@@ -15,6 +15,12 @@ public struct RunResult: Sendable {
     public var clientsCount: UInt32
     public var counters: WorldCounters
     public var clients: [ClientCounters]
+    /// The cohorts, then the rest (`Scenario.clientGroups`), and each client's index in them.
+    public var groups: [CohortSpec]
+    public var clientGroup: [UInt32]
+    /// Per client, its writes in each ledger state at the end (`Ledger.totalsByOwner`): read
+    /// them with `writes(ofClient:)`.
+    public var clientWrites: [UInt64]
     /// Ledger totals indexed by `WriteState.rawValue`.
     public var ledgerTotals: [UInt64]
     /// Writes a recovery replayed (whatever their final state), those of them that lost
@@ -51,6 +57,9 @@ public struct RunResult: Sendable {
         clientsCount = world.scenario.clientsCount
         counters = world.counters
         clients = world.clients.map(\.counters)
+        groups = world.groups
+        clientGroup = world.clients.map(\.group)
+        clientWrites = world.ledger.totalsByOwner(owners: world.clients.count)
         self.ledgerTotals = ledgerTotals
         (writesRecovered, writesPartiallyRecovered, writesIntegratedTwice) =
             world.ledger.recoveryTotals()
@@ -102,7 +111,55 @@ public struct RunResult: Sendable {
 
     /// Resets per client per simulated day (of the run proper).
     public var resetsPerClientPerDay: Double {
-        let days = Double(simulatedDurationNs) / Double(Time.nanosecondsPerDay)
-        return days > 0 ? Double(counters.resets) / Double(clientsCount) / days : 0
+        perClientPerDay(counters.resets, clients: UInt64(clientsCount))
     }
+
+    /// `count` events per client of `clients` per simulated day of the run proper.
+    func perClientPerDay(_ count: UInt64, clients: UInt64) -> Double {
+        let days = Double(simulatedDurationNs) / Double(Time.nanosecondsPerDay)
+        return days > 0 && clients > 0 ? Double(count) / Double(clients) / days : 0
+    }
+
+    /// Whether the scenario has cohorts (otherwise every client is in the rest).
+    public var hasCohorts: Bool { groups.count > 1 || groups.first?.name != CohortSpec.restName }
+
+    /// Client `index`'s writes in each ledger state, in `WriteState` order.
+    public func writes(ofClient index: Int) -> ArraySlice<UInt64> {
+        let width = WriteState.allCases.count
+        return clientWrites[(index * width)..<((index + 1) * width)]
+    }
+
+    /// What each cohort (`groups`, in order) made of the run: its clients, its writes in each
+    /// ledger state, its resets and the time they kept its files from syncing.
+    public var groupResults: [GroupResult] {
+        var results = groups.map { GroupResult(name: $0.name) }
+        for (index, client) in clients.enumerated() {
+            let group = Int(clientGroup[index])
+            results[group].clients += 1
+            for (state, count) in writes(ofClient: index).enumerated() {
+                results[group].writes[state] += count
+            }
+            results[group].resets += client.resets
+            results[group].resetDowntimeNs += client.resetDowntimeNs
+        }
+        for index in results.indices {
+            results[index].resetsPerClientPerDay = perClientPerDay(
+                results[index].resets, clients: results[index].clients)
+        }
+        return results
+    }
+}
+
+/// One cohort's share of a run (`RunResult.groupResults`).
+public struct GroupResult: Sendable, Equatable {
+    public var name: String
+    public var clients: UInt64 = 0
+    /// Its clients' writes in each ledger state, in `WriteState` order.
+    public var writes = [UInt64](repeating: 0, count: WriteState.allCases.count)
+    public var resets: UInt64 = 0
+    public var resetsPerClientPerDay = 0.0
+    public var resetDowntimeNs: UInt64 = 0
+
+    public var writesMade: UInt64 { writes.reduce(0, +) }
+    public func writes(_ state: WriteState) -> UInt64 { writes[Int(state.rawValue)] }
 }

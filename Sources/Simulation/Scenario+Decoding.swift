@@ -96,10 +96,8 @@ extension Scenario {
 
         if var sub = try reader.object("workload") {
             var w = WorkloadSpec()
-            w.writesPerMinuteOnline = try sub.number(
-                "writesPerMinuteOnline", default: w.writesPerMinuteOnline, range: 0...600)
-            w.writesPerMinuteOffline = try sub.number(
-                "writesPerMinuteOffline", default: w.writesPerMinuteOffline, range: 0...600)
+            (w.writesPerMinuteOnline, w.writesPerMinuteOffline) = try Self.writeRates(
+                &sub, defaults: (w.writesPerMinuteOnline, w.writesPerMinuteOffline))
             w.objectsPerPartition = UInt32(
                 try sub.unsigned(
                     "objectsPerPartition", default: UInt64(w.objectsPerPartition),
@@ -125,13 +123,8 @@ extension Scenario {
             scenario.workload = w
         }
         if var sub = try reader.object("connectivity") {
-            var c = ConnectivitySpec()
-            c.onlineSecondsMean = try sub.number(
-                "onlineSecondsMean", default: c.onlineSecondsMean, range: 1...1e9)
-            c.offlineSecondsMean = try sub.number(
-                "offlineSecondsMean", default: c.offlineSecondsMean, range: 1...1e9)
+            scenario.connectivity = try Self.connectivity(&sub, defaults: ConnectivitySpec())
             try sub.finish()
-            scenario.connectivity = c
         }
         if var sub = try reader.object("network") {
             var n = NetworkSpec()
@@ -332,8 +325,103 @@ extension Scenario {
                         restorePointSecondsAgo: restorePoint, durationSeconds: outageSeconds))
             }
         }
+        if let items = try reader.array("cohorts") {
+            scenario.cohorts = try Self.cohorts(items, inheriting: scenario, file: file)
+        }
         try reader.finish()
         return scenario
+    }
+
+    /// The write rates of a `workload` object (the scenario's or a cohort's).
+    static func writeRates(_ sub: inout FieldReader, defaults: (online: Double, offline: Double))
+        throws(ScenarioError) -> (Double, Double)
+    {
+        (
+            try sub.number("writesPerMinuteOnline", default: defaults.online, range: 0...600),
+            try sub.number("writesPerMinuteOffline", default: defaults.offline, range: 0...600)
+        )
+    }
+
+    /// A `connectivity` object (the scenario's or a cohort's).
+    static func connectivity(_ sub: inout FieldReader, defaults: ConnectivitySpec)
+        throws(ScenarioError) -> ConnectivitySpec
+    {
+        var c = defaults
+        c.onlineSecondsMean = try sub.number(
+            "onlineSecondsMean", default: c.onlineSecondsMean, range: 1...1e9)
+        c.offlineSecondsMean = try sub.number(
+            "offlineSecondsMean", default: c.offlineSecondsMean, range: 1...1e9)
+        return c
+    }
+
+    /// The `cohorts` array: each a name, a share of the clients, and optionally its own
+    /// `connectivity` and `workload` write rates (the scenario's where it gives none).
+    static func cohorts(_ items: [JSONValue], inheriting scenario: Scenario, file: String)
+        throws(ScenarioError) -> [CohortSpec]
+    {
+        guard items.count <= Limits.cohortsMax else {
+            throw ScenarioError(
+                code: .outOfRange, file: file, field: "cohorts",
+                problem: "\(items.count) cohorts, more than \(Limits.cohortsMax)",
+                fix: "list at most \(Limits.cohortsMax) cohorts")
+        }
+        var cohorts: [CohortSpec] = []
+        var percentTotal: UInt64 = 0
+        for (index, item) in items.enumerated() {
+            let path = "cohorts[\(index)]"
+            var sub = try FieldReader(item, path: path, file: file)
+            let name = try sub.string("name", default: "")
+            let percent = try sub.unsigned("clientsPercent", default: nil, range: 1...100)
+            var cohort = CohortSpec(
+                name: name, clientsPercent: UInt32(percent), connectivity: scenario.connectivity,
+                writesPerMinuteOnline: scenario.workload.writesPerMinuteOnline,
+                writesPerMinuteOffline: scenario.workload.writesPerMinuteOffline)
+            if var connectivity = try sub.object("connectivity") {
+                cohort.connectivity = try Self.connectivity(
+                    &connectivity, defaults: cohort.connectivity)
+                try connectivity.finish()
+            }
+            if var workload = try sub.object("workload") {
+                (cohort.writesPerMinuteOnline, cohort.writesPerMinuteOffline) =
+                    try Self.writeRates(
+                        &workload,
+                        defaults: (cohort.writesPerMinuteOnline, cohort.writesPerMinuteOffline))
+                try workload.finish()
+            }
+            try sub.finish()
+            let valid =
+                !name.isEmpty && name.count <= 40
+                && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+            guard valid, name != CohortSpec.restName else {
+                throw ScenarioError(
+                    code: .outOfRange, file: file, field: "\(path).name",
+                    problem: name.isEmpty
+                        ? "a cohort needs a name"
+                        : "\"\(name)\" is not a cohort name"
+                            + (name == CohortSpec.restName
+                                ? " (it names the clients no cohort takes)" : ""),
+                    fix:
+                        "give 1 to 40 letters, digits, '-' or '_', other than \"\(CohortSpec.restName)\""
+                )
+            }
+            guard !cohorts.contains(where: { $0.name == name }) else {
+                throw ScenarioError(
+                    code: .inconsistent, file: file, field: "\(path).name",
+                    problem: "a second cohort named \"\(name)\"",
+                    fix: "give each cohort a name of its own")
+            }
+            percentTotal += percent
+            guard percentTotal <= 100 else {
+                throw ScenarioError(
+                    code: .inconsistent, file: file, field: "\(path).clientsPercent",
+                    problem: "the cohorts' clientsPercent sum to \(percentTotal), above 100",
+                    fix:
+                        "lower them so that they sum to at most 100 (the clients left over form the rest)"
+                )
+            }
+            cohorts.append(cohort)
+        }
+        return cohorts
     }
 }
 

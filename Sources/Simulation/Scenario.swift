@@ -100,6 +100,66 @@ public struct WorkloadSpec: Sendable, Equatable {
     public init() {}
 }
 
+/// A cohort: a share of the clients with their own online and offline periods and write
+/// rates (field workers offline for hours, office users always online), so that results can say
+/// for whom resets come and data is lost. Fields a cohort leaves out take the scenario's.
+/// Cohorts take consecutive client indices, in the order listed (client i syncs partition
+/// i mod `partitionsCount`, so a cohort spreads over the partitions); no draw decides them.
+public struct CohortSpec: Sendable, Equatable {
+    public var name: String
+    /// The share of the clients, in percent: clients ⌊N·(before)/100⌋ ..< ⌊N·(before + this)/100⌋,
+    /// where `before` sums the shares of the cohorts listed before it.
+    public var clientsPercent: UInt32
+    public var connectivity: ConnectivitySpec
+    public var writesPerMinuteOnline: Double
+    public var writesPerMinuteOffline: Double
+    public init(
+        name: String, clientsPercent: UInt32, connectivity: ConnectivitySpec = ConnectivitySpec(),
+        writesPerMinuteOnline: Double = WorkloadSpec().writesPerMinuteOnline,
+        writesPerMinuteOffline: Double = WorkloadSpec().writesPerMinuteOffline
+    ) {
+        self.name = name
+        self.clientsPercent = clientsPercent
+        self.connectivity = connectivity
+        self.writesPerMinuteOnline = writesPerMinuteOnline
+        self.writesPerMinuteOffline = writesPerMinuteOffline
+    }
+
+    /// The name results give the clients no cohort takes.
+    public static let restName = "rest"
+}
+
+extension Scenario {
+    /// The cohorts clients belong to, in order: the listed ones, then the rest (with the
+    /// scenario's connectivity and write rates) when the shares leave clients over.
+    public var clientGroups: [CohortSpec] {
+        var groups = cohorts
+        if cohorts.isEmpty || cohorts.reduce(0, { $0 + $1.clientsPercent }) < 100 {
+            groups.append(
+                CohortSpec(
+                    name: CohortSpec.restName,
+                    clientsPercent: 100 - cohorts.reduce(0) { $0 + $1.clientsPercent },
+                    connectivity: connectivity,
+                    writesPerMinuteOnline: workload.writesPerMinuteOnline,
+                    writesPerMinuteOffline: workload.writesPerMinuteOffline))
+        }
+        return groups
+    }
+
+    /// Each client's index in `clientGroups`, by consecutive shares (see `CohortSpec`).
+    public var clientGroupOfClient: [UInt32] {
+        var group: [UInt32] = []
+        group.reserveCapacity(Int(clientsCount))
+        var before: UInt64 = 0
+        for (index, cohort) in clientGroups.enumerated() {
+            before += UInt64(cohort.clientsPercent)
+            let end = UInt64(clientsCount) * before / 100
+            while UInt64(group.count) < end { group.append(UInt32(index)) }
+        }
+        return group
+    }
+}
+
 public struct ConnectivitySpec: Sendable, Equatable {
     /// Mean of the exponential online periods, seconds.
     public var onlineSecondsMean = 1_800.0
@@ -279,6 +339,9 @@ public struct Scenario: Sendable, Equatable {
     public var clientReset = ClientResetSpec()
     public var crashes = CrashSpec()
     public var faults: [FaultSpec] = []
+    /// Groups of clients that sync and write differently (`CohortSpec`); clients no cohort
+    /// takes form the rest, with the scenario's own connectivity and write rates.
+    public var cohorts: [CohortSpec] = []
     public var swarm = SwarmSpec()
     public var healing = HealingSpec()
     public var sabotage = SabotageSpec()

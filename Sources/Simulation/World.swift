@@ -32,6 +32,8 @@ struct ServerSession: Sendable {
 struct ClientSlot {
     var sync: SyncClient
     let partition: UInt32
+    /// Its cohort: an index in `World.groups` (`Scenario.clientGroups`).
+    let group: UInt32
     /// Whether the client has the network now: its own connectivity says online and no outage
     /// cuts it off.
     var online = false
@@ -146,6 +148,9 @@ public final class World {
     let restoreLookbackNs: UInt64
     var clients: ContiguousArray<ClientSlot>
     var partitionMembers: [[UInt32]]
+    /// The cohorts, then the rest (`Scenario.clientGroups`): each client's connectivity and
+    /// write rates.
+    let groups: [CohortSpec]
     var transformer = Transformer()
     let workload: WorkloadGenerator
     /// ln(median latency in ms): the lognormal's zeta, computed once.
@@ -267,6 +272,8 @@ public final class World {
             servers.append(ServerFile(initialState: schema, baseSalt: World.salt(serverStream)))
         }
         partitionMembers = Array(repeating: [], count: Int(scenario.partitionsCount))
+        groups = scenario.clientGroups
+        let groupOfClient = scenario.clientGroupOfClient
         clients = []
         clients.reserveCapacity(count)
         resetAudit = ResetAudit(clients: count)
@@ -279,7 +286,9 @@ public final class World {
                 skewMax == 0 ? 0 : Int64(setup.uniformInt(below: 2 * skewMax + 1)) - Int64(skewMax)
             var sync = SyncClient(initialState: schema, resetMode: scenario.clientReset.mode)
             sync.resetSabotage = scenario.sabotage.kind?.resetSabotage
-            clients.append(ClientSlot(sync: sync, partition: partition, skewMs: skew))
+            clients.append(
+                ClientSlot(
+                    sync: sync, partition: partition, group: groupOfClient[index], skewMs: skew))
             partitionMembers[Int(partition)].append(UInt32(index))
         }
     }
@@ -431,10 +440,12 @@ public final class World {
                 goOnline(UInt32(index))
             }
         }
-        let onMean = scenario.connectivity.onlineSecondsMean
-        let offMean = scenario.connectivity.offlineSecondsMean
         for index in clients.indices where !scriptedConnectivity {
             let stream = connectivityStreams[index]
+            let connectivity = groups[Int(clients[index].group)].connectivity
+            let (onMean, offMean) = (
+                connectivity.onlineSecondsMean, connectivity.offlineSecondsMean
+            )
             // Start in the stationary state: online with probability on / (on + off).
             let online = stream.uniform() < onMean / (onMean + offMean)
             let first = Time.nanoseconds(
@@ -560,9 +571,8 @@ public final class World {
 
     func scheduleNextWrite(_ client: UInt32) {
         let slot = Int(client)
-        let rate =
-            clients[slot].online
-            ? scenario.workload.writesPerMinuteOnline : scenario.workload.writesPerMinuteOffline
+        let group = groups[Int(clients[slot].group)]
+        let rate = clients[slot].online ? group.writesPerMinuteOnline : group.writesPerMinuteOffline
         guard rate > 0, clients[slot].writing, !clients[slot].appDown else { return }
         let delay = Time.nanoseconds(seconds: workloadStreams[slot].exponential(mean: 60.0 / rate))
         queue.schedule(
@@ -580,19 +590,20 @@ public final class World {
         guard !healing else { return }
         let client = Int(event.subject)
         let stream = connectivityStreams[client]
+        let connectivity = groups[Int(clients[client].group)].connectivity
         // Under an outage the client's own periods go on, but only count once it ends.
         let cutOff = clients[client].cutOffUntil != 0
         if clients[client].scheduledOnline {
             clients[client].scheduledOnline = false
             if !cutOff { goOffline(event.subject) }
             let next = Time.nanoseconds(
-                seconds: stream.exponential(mean: scenario.connectivity.offlineSecondsMean))
+                seconds: stream.exponential(mean: connectivity.offlineSecondsMean))
             queue.schedule(at: now + next, .connectivityChange, subject: event.subject)
         } else {
             clients[client].scheduledOnline = true
             if !cutOff { goOnline(event.subject) }
             let next = Time.nanoseconds(
-                seconds: stream.exponential(mean: scenario.connectivity.onlineSecondsMean))
+                seconds: stream.exponential(mean: connectivity.onlineSecondsMean))
             queue.schedule(at: now + next, .connectivityChange, subject: event.subject)
         }
         if !cutOff { restartWrites(event.subject) }

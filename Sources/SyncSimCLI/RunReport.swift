@@ -92,8 +92,9 @@ enum RunRecordBuilder {
             traceDigest: result.traceDigest.hex, simulatedDurationNs: result.simulatedDurationNs,
             clientsCount: result.clientsCount, eventsCount: result.eventsProcessed,
             metrics: runMetrics(result), timings: timings.metrics,
-            clients: result.clients.enumerated().map { index, counters in
-                ClientRecord(clientIndex: UInt32(index), metrics: clientMetrics(counters))
+            clients: result.clients.indices.map { index in
+                ClientRecord(
+                    clientIndex: UInt32(index), metrics: clientMetrics(result, client: index))
             })
     }
 
@@ -192,11 +193,34 @@ enum RunRecordBuilder {
             .integer("networkOutages", Int64(counters.networkOutages)),
             .integer("clientsCutOff", Int64(result.clientsCutOff)),
         ]
+        // Per cohort (the rest last), only when the scenario has cohorts.
+        guard result.hasCohorts else { return metrics }
+        for (index, group) in result.groupResults.enumerated() {
+            let prefix = "cohort\(index)"
+            metrics += [
+                .integer(prefix + "Clients", Int64(group.clients)),
+                .integer(prefix + "WritesMade", Int64(group.writesMade)),
+            ]
+            for state in WriteState.allCases where state != .pending {
+                let name = writesMetricName(state)
+                metrics.append(
+                    .integer(
+                        prefix + name.prefix(1).uppercased() + name.dropFirst(),
+                        Int64(group.writes(state))))
+            }
+            metrics += [
+                .integer(prefix + "Resets", Int64(group.resets)),
+                .real(prefix + "ResetsPerClientPerDay", group.resetsPerClientPerDay),
+                .integer(prefix + "ResetDowntimeNs", Int64(group.resetDowntimeNs)),
+            ]
+        }
         return metrics
     }
 
-    static func clientMetrics(_ counters: ClientCounters) -> [Metric] {
+    static func clientMetrics(_ result: RunResult, client index: Int) -> [Metric] {
+        let counters = result.clients[index]
         var metrics: [Metric] = [
+            .integer("cohort", Int64(result.clientGroup[index])),
             .integer("writesMade", Int64(counters.writesMade)),
             .integer("resets", Int64(counters.resets)),
         ]
@@ -217,7 +241,20 @@ enum RunRecordBuilder {
             .integer("appCrashes", Int64(counters.appCrashes)),
             .integer("outagesCutOff", Int64(counters.outagesCutOff)),
         ]
+        // Where its writes ended (the ledger's states but pending, none left after healing).
+        for (state, count) in zip(WriteState.allCases, result.writes(ofClient: index))
+        where state != .pending {
+            metrics.append(.integer(writesMetricName(state), Int64(count)))
+        }
         return metrics
+    }
+
+    /// The metric of the writes that ended in `state`: `writesSynced`, `writesDiscardedByReset`, …
+    /// (`writes_` and the state's name in the CSV files).
+    static func writesMetricName(_ state: WriteState) -> String {
+        "writes"
+            + state.name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }
+            .joined()
     }
 
     /// The `reset_mode` column: 1 recoverUnsyncedChanges, 2 recoverOrDiscardUnsyncedChanges,
@@ -297,6 +334,21 @@ enum RunSummaryPrinter {
                 ? "no resets"
                 : "median \(seconds(durations.p50)), p95 \(seconds(durations.p95)), max \(seconds(durations.max)) over \(durations.count) resets"
         )
+        if result.hasCohorts {
+            line("  cohorts", "resets per client per day; writes made: where they ended")
+            for (index, group) in result.groupResults.enumerated() {
+                let ends = WriteState.allCases.filter { $0 != .pending && $0 != .synced }
+                    .compactMap { state in
+                        group.writes(state) == 0
+                            ? nil
+                            : "\(group.writes(state)) \(state.name.replacingOccurrences(of: "_", with: " "))"
+                    }
+                line(
+                    "    \(index) \(group.name) (\(group.clients) clients)",
+                    "\(format(group.resetsPerClientPerDay, 3)); \(group.writesMade): \(group.writes(.synced)) synced"
+                        + (ends.isEmpty ? "" : ", " + ends.joined(separator: ", ")))
+            }
+        }
         let rewoundSeconds = result.counters.restoreRewindNs / Time.nanosecondsPerSecond
         let skipped = result.counters.restoresSkippedNoBackup
         let short = result.counters.restoresShortOfPoint

@@ -196,6 +196,53 @@ import Testing
         #expect(status(["run", "--set", "listPercent", "--out", directory]) == 64)
     }
 
+    /// With cohorts, `runs.csv` gives each cohort's figures, and they add up to the run's;
+    /// `clients.csv` gives each client's cohort and where its writes ended. Without cohorts,
+    /// `runs.csv` has no cohort columns.
+    @Test func cohortsAreReportedAndAddUp() throws {
+        let directory = try temporaryDirectory()
+        let scenario = directory + "/cohorts.json"
+        let json = """
+            { "name": "cohorts", "clientsCount": 20, "partitionsCount": 4, "durationSeconds": 3600,
+              "faults": [ { "kind": "restoreFromBackup", "atSeconds": 3000 } ],
+              "server": { "backupIntervalSeconds": 1200 },
+              "cohorts": [ { "name": "busy", "clientsPercent": 30,
+                             "workload": { "writesPerMinuteOnline": 5 } } ] }
+            """
+        try Data(json.utf8).write(to: URL(fileURLWithPath: scenario))
+        #expect(status(["run", scenario, "--out", directory, "--quiet"]) == 0)
+        let runs = "\(directory)/runs.csv"
+        func number(_ column: String, _ path: String) throws -> [Int] {
+            try #require(csvColumn(column, in: path)).map { Int($0)! }
+        }
+        #expect(try number("cohort0_clients", runs) == [6])
+        #expect(try number("cohort1_clients", runs) == [14])
+        #expect(csvColumn("cohort2_clients", in: runs) == nil)
+        let clients = "\(directory)/clients.csv"
+        #expect(
+            try number("cohort", clients) == Array(repeating: 0, count: 6)
+                + Array(repeating: 1, count: 14))
+        for column in ["writes_made", "writes_synced", "writes_lost_to_restore", "resets"] {
+            let total = try number(column, runs)[0]
+            #expect(
+                try number("cohort0_" + column, runs)[0] + number("cohort1_" + column, runs)[0]
+                    == total, "\(column)")
+            #expect(try number(column, clients).reduce(0, +) == total, "\(column)")
+        }
+        #expect(try number("writes_lost_to_restore", runs)[0] > 0)
+        // Five writes a minute against one: the busy cohort writes more per client.
+        #expect(
+            try number("cohort0_writes_made", runs)[0] * 14 > number("cohort1_writes_made", runs)[0]
+                * 6 * 2)
+
+        let plain = try temporaryDirectory()
+        #expect(status(["run", "--out", plain] + Self.small) == 0)
+        let header = try #require(csvColumn("run_id", in: "\(plain)/runs.csv")).count
+        #expect(header == 1)
+        #expect(csvColumn("cohort0_clients", in: "\(plain)/runs.csv") == nil)
+        #expect(try number("cohort", "\(plain)/clients.csv").allSatisfy { $0 == 0 })
+    }
+
     @Test func durationsParse() {
         #expect(RunCommand.parseDuration("3600") == 3_600)
         #expect(RunCommand.parseDuration("90s") == 90)

@@ -1,0 +1,139 @@
+import Testing
+
+@testable import Simulation
+
+/// Cohorts (`cohorts`): shares of the clients that sync and write differently, and what the
+/// run made of each.
+@Suite struct CohortTests {
+    func decode(_ json: String) throws(ScenarioError) -> Scenario {
+        try Scenario.decode(bytes: Array(json.utf8), file: "cohorts.json")
+    }
+
+    func failure(_ json: String) -> ScenarioError? {
+        do throws(ScenarioError) {
+            _ = try decode(json)
+            return nil
+        } catch { return error }
+    }
+
+    /// A cohort takes the scenario's connectivity and write rates where it gives none, and
+    /// consecutive clients by its share; the clients left over form the rest.
+    @Test func cohortsInheritAndTakeConsecutiveClients() throws {
+        let scenario = try decode(
+            #"""
+            { "clientsCount": 10,
+              "connectivity": { "onlineSecondsMean": 500 },
+              "workload": { "writesPerMinuteOffline": 0.5 },
+              "cohorts": [
+                { "name": "field", "clientsPercent": 25,
+                  "connectivity": { "offlineSecondsMean": 7200 },
+                  "workload": { "writesPerMinuteOnline": 3 } },
+                { "name": "office", "clientsPercent": 50 } ] }
+            """#)
+        let groups = scenario.clientGroups
+        #expect(groups.map(\.name) == ["field", "office", CohortSpec.restName])
+        #expect(groups.map(\.clientsPercent) == [25, 50, 25])
+        #expect(groups[0].connectivity.onlineSecondsMean == 500)
+        #expect(groups[0].connectivity.offlineSecondsMean == 7_200)
+        #expect(groups[0].writesPerMinuteOnline == 3)
+        #expect(groups[0].writesPerMinuteOffline == 0.5)
+        #expect(groups[1].connectivity == scenario.connectivity)
+        #expect(groups[1].writesPerMinuteOnline == scenario.workload.writesPerMinuteOnline)
+        // ⌊10 · 25 / 100⌋ = 2, ⌊10 · 75 / 100⌋ = 7.
+        #expect(scenario.clientGroupOfClient == [0, 0, 1, 1, 1, 1, 1, 2, 2, 2])
+
+        let whole = try decode(
+            #"{ "clientsCount": 3, "cohorts": [ { "name": "a", "clientsPercent": 100 } ] }"#)
+        #expect(whole.clientGroups.map(\.name) == ["a"])
+        #expect(whole.clientGroupOfClient == [0, 0, 0])
+        #expect(try decode("{}").clientGroups.map(\.name) == [CohortSpec.restName])
+    }
+
+    /// Bad cohorts are errors that name the field and the fix.
+    @Test func badCohortsAreNamed() {
+        let over = failure(
+            #"{ "cohorts": [ { "name": "a", "clientsPercent": 60 }, { "name": "b", "clientsPercent": 50 } ] }"#
+        )
+        #expect(over?.code == .inconsistent)
+        #expect(over?.field == "cohorts[1].clientsPercent")
+        let twice = failure(
+            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10 }, { "name": "a", "clientsPercent": 10 } ] }"#
+        )
+        #expect(twice?.field == "cohorts[1].name")
+        #expect(
+            failure(#"{ "cohorts": [ { "clientsPercent": 10 } ] }"#)?.field == "cohorts[0].name")
+        #expect(
+            failure(#"{ "cohorts": [ { "name": "rest", "clientsPercent": 10 } ] }"#)?.field
+                == "cohorts[0].name")
+        #expect(
+            failure(#"{ "cohorts": [ { "name": "a b", "clientsPercent": 10 } ] }"#)?.field
+                == "cohorts[0].name")
+        #expect(
+            failure(#"{ "cohorts": [ { "name": "a" } ] }"#)?.field == "cohorts[0].clientsPercent")
+        #expect(
+            failure(#"{ "cohorts": [ { "name": "a", "clientsPercent": 0 } ] }"#)?.code
+                == .outOfRange)
+        let unknown = failure(
+            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "workload": { "erasePercent": 5 } } ] }"#
+        )
+        #expect(unknown?.code == .unknownField)
+        #expect(unknown?.field == "cohorts[0].workload.erasePercent")
+        let rate = failure(
+            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "connectivity": { "onlineSecondsMean": 0 } } ] }"#
+        )
+        #expect(rate?.field == "cohorts[0].connectivity.onlineSecondsMean")
+    }
+
+    /// One cohort of every client with nothing of its own is the scenario without cohorts,
+    /// event for event.
+    @Test func aCohortOfEveryoneChangesNothing() {
+        var scenario = smallScenario(durationSeconds: 3_000)
+        scenario.faults = [FaultSpec(kind: .terminateSync, atSeconds: 2_000)]
+        let plain = World(scenario: scenario, seed: 7).run()
+        scenario.cohorts = [
+            CohortSpec(
+                name: "everyone", clientsPercent: 100, connectivity: scenario.connectivity,
+                writesPerMinuteOnline: scenario.workload.writesPerMinuteOnline,
+                writesPerMinuteOffline: scenario.workload.writesPerMinuteOffline)
+        ]
+        let grouped = World(scenario: scenario, seed: 7).run()
+        #expect(plain.passed, "\(plain.failures)")
+        #expect(grouped.traceDigest == plain.traceDigest)
+        #expect(grouped.groupResults.map(\.name) == ["everyone"])
+        #expect(plain.groupResults.map(\.name) == [CohortSpec.restName])
+    }
+
+    /// Each cohort writes at its own rates, and the cohorts' results add up to the run's:
+    /// clients, writes in every ledger state, resets.
+    @Test func cohortsBehaveApartAndAddUp() {
+        var scenario = smallScenario(durationSeconds: 6_000)
+        scenario.faults = [FaultSpec(kind: .restoreFromBackup, atSeconds: 4_000)]
+        scenario.cohorts = [
+            CohortSpec(
+                name: "silent", clientsPercent: 25, connectivity: scenario.connectivity,
+                writesPerMinuteOnline: 0, writesPerMinuteOffline: 0),
+            CohortSpec(
+                name: "busy", clientsPercent: 25, connectivity: scenario.connectivity,
+                writesPerMinuteOnline: 8, writesPerMinuteOffline: 4),
+        ]
+        let result = World(scenario: scenario, seed: 4).run()
+        #expect(result.passed, "\(result.failures)")
+        let groups = result.groupResults
+        #expect(groups.map(\.name) == ["silent", "busy", CohortSpec.restName])
+        #expect(groups.map(\.clients) == [10, 10, 20])
+        #expect(groups[0].writesMade == 0)
+        // Per client, busy clients write about eight times as much as the rest.
+        #expect(groups[1].writesMade > 3 * groups[2].writesMade / 2)
+        #expect(groups[1].writes(.lostToRestore) > 0 && groups[2].writes(.lostToRestore) > 0)
+        for state in WriteState.allCases {
+            #expect(
+                groups.reduce(0) { $0 + $1.writes(state) }
+                    == result.ledgerTotals[Int(state.rawValue)])
+        }
+        #expect(groups.reduce(0) { $0 + $1.resets } == result.counters.resets)
+        for index in result.clients.indices {
+            #expect(
+                result.writes(ofClient: index).reduce(0, +) == result.clients[index].writesMade)
+        }
+    }
+}
