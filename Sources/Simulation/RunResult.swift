@@ -124,15 +124,17 @@ public struct RunResult: Sendable {
     public var hasCohorts: Bool { groups.count > 1 || groups.first?.name != CohortSpec.restName }
 
     /// Client `index`'s writes in each ledger state, in `WriteState` order.
-    public func writes(ofClient index: Int) -> ArraySlice<UInt64> {
+    public func writes(ofClient index: Int) -> [UInt64] {
         let width = WriteState.allCases.count
-        return clientWrites[(index * width)..<((index + 1) * width)]
+        return Array(clientWrites[(index * width)..<((index + 1) * width)])
     }
 
     /// What each cohort (`groups`, in order) made of the run: its clients, its writes in each
     /// ledger state, its resets and the time they kept its files from syncing.
     public var groupResults: [GroupResult] {
-        var results = groups.map { GroupResult(name: $0.name) }
+        var results = groups.map {
+            GroupResult(name: $0.name, resetMode: $0.resetMode ?? resetMode)
+        }
         for (index, client) in clients.enumerated() {
             let group = Int(clientGroup[index])
             results[group].clients += 1
@@ -153,6 +155,8 @@ public struct RunResult: Sendable {
 /// One cohort's share of a run (`RunResult.groupResults`).
 public struct GroupResult: Sendable, Equatable {
     public var name: String
+    /// Its clients' reset mode: the cohort's own, or the run's.
+    public var resetMode: ClientResetMode
     public var clients: UInt64 = 0
     /// Its clients' writes in each ledger state, in `WriteState` order.
     public var writes = [UInt64](repeating: 0, count: WriteState.allCases.count)

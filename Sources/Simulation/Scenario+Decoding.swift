@@ -355,7 +355,8 @@ extension Scenario {
     }
 
     /// The `cohorts` array: each a name, a share of the clients, and optionally its own
-    /// `connectivity` and `workload` write rates (the scenario's where it gives none).
+    /// `connectivity`, `workload` write rates (the scenario's where it gives none) and
+    /// `clientReset.mode`.
     static func cohorts(_ items: [JSONValue], inheriting scenario: Scenario, file: String)
         throws(ScenarioError) -> [CohortSpec]
     {
@@ -380,6 +381,10 @@ extension Scenario {
                 cohort.connectivity = try Self.connectivity(
                     &connectivity, defaults: cohort.connectivity)
                 try connectivity.finish()
+            }
+            if var reset = try sub.object("clientReset") {
+                if reset.has("mode") { cohort.resetMode = try reset.choice("mode", default: nil) }
+                try reset.finish()
             }
             if var workload = try sub.object("workload") {
                 (cohort.writesPerMinuteOnline, cohort.writesPerMinuteOffline) =

@@ -100,9 +100,9 @@ public struct WorkloadSpec: Sendable, Equatable {
     public init() {}
 }
 
-/// A cohort: a share of the clients with their own online and offline periods and write
-/// rates (field workers offline for hours, office users always online), so that results can say
-/// for whom resets come and data is lost. Fields a cohort leaves out take the scenario's.
+/// A cohort: a share of the clients with their own online and offline periods, write rates
+/// and reset mode (field workers offline for hours, office users always online, an app version
+/// still on `manual`), so that results can say for whom resets come and data is lost. Fields a cohort leaves out take the scenario's.
 /// Cohorts take consecutive client indices, in the order listed (client i syncs partition
 /// i mod `partitionsCount`, so a cohort spreads over the partitions); no draw decides them.
 public struct CohortSpec: Sendable, Equatable {
@@ -113,16 +113,21 @@ public struct CohortSpec: Sendable, Equatable {
     public var connectivity: ConnectivitySpec
     public var writesPerMinuteOnline: Double
     public var writesPerMinuteOffline: Double
+    /// Its apps' `clientResetMode` (an app version of its own); nil: the scenario's
+    /// `clientReset.mode`, whatever a sweep's `--reset-modes` makes it.
+    public var resetMode: ClientResetMode?
     public init(
         name: String, clientsPercent: UInt32, connectivity: ConnectivitySpec = ConnectivitySpec(),
         writesPerMinuteOnline: Double = WorkloadSpec().writesPerMinuteOnline,
-        writesPerMinuteOffline: Double = WorkloadSpec().writesPerMinuteOffline
+        writesPerMinuteOffline: Double = WorkloadSpec().writesPerMinuteOffline,
+        resetMode: ClientResetMode? = nil
     ) {
         self.name = name
         self.clientsPercent = clientsPercent
         self.connectivity = connectivity
         self.writesPerMinuteOnline = writesPerMinuteOnline
         self.writesPerMinuteOffline = writesPerMinuteOffline
+        self.resetMode = resetMode
     }
 
     /// The name results give the clients no cohort takes.

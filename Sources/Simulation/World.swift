@@ -284,7 +284,8 @@ public final class World {
             let skewMax = scenario.clock.skewMillisecondsMax
             let skew =
                 skewMax == 0 ? 0 : Int64(setup.uniformInt(below: 2 * skewMax + 1)) - Int64(skewMax)
-            var sync = SyncClient(initialState: schema, resetMode: scenario.clientReset.mode)
+            let mode = groups[Int(groupOfClient[index])].resetMode ?? scenario.clientReset.mode
+            var sync = SyncClient(initialState: schema, resetMode: mode)
             sync.resetSabotage = scenario.sabotage.kind?.resetSabotage
             clients.append(
                 ClientSlot(

@@ -198,6 +198,7 @@ enum RunRecordBuilder {
         for (index, group) in result.groupResults.enumerated() {
             let prefix = "cohort\(index)"
             metrics += [
+                .integer(prefix + "ResetMode", Int64(resetModeCode(group.resetMode))),
                 .integer(prefix + "Clients", Int64(group.clients)),
                 .integer(prefix + "WritesMade", Int64(group.writesMade)),
             ]
@@ -299,7 +300,14 @@ enum RunSummaryPrinter {
         let counters = result.counters
         let causes = result.resetsByCause.filter { $0.count > 0 }
             .map { "\($0.cause.rawValue): \($0.count)" }.joined(separator: ", ")
-        line("  client reset mode", result.resetMode.rawValue)
+        let ownModes = result.groups.compactMap { group in
+            group.resetMode.map { "\(group.name) \($0.rawValue)" }
+        }
+        line(
+            "  client reset mode",
+            result.resetMode.rawValue
+                + (ownModes.isEmpty
+                    ? "" : " (cohorts with their own: \(ownModes.joined(separator: ", ")))"))
         line(
             "  client resets",
             "\(counters.resets) (\(causes.isEmpty ? "none" : causes)) across \(result.clientsThatReset) clients"
@@ -335,7 +343,8 @@ enum RunSummaryPrinter {
                 : "median \(seconds(durations.p50)), p95 \(seconds(durations.p95)), max \(seconds(durations.max)) over \(durations.count) resets"
         )
         if result.hasCohorts {
-            line("  cohorts", "resets per client per day; writes made: where they ended")
+            line(
+                "  cohorts", "reset mode, resets per client per day; writes made: where they ended")
             for (index, group) in result.groupResults.enumerated() {
                 let ends = WriteState.allCases.filter { $0 != .pending && $0 != .synced }
                     .compactMap { state in
@@ -345,7 +354,7 @@ enum RunSummaryPrinter {
                     }
                 line(
                     "    \(index) \(group.name) (\(group.clients) clients)",
-                    "\(format(group.resetsPerClientPerDay, 3)); \(group.writesMade): \(group.writes(.synced)) synced"
+                    "\(group.resetMode.rawValue), \(format(group.resetsPerClientPerDay, 3)); \(group.writesMade): \(group.writes(.synced)) synced"
                         + (ends.isEmpty ? "" : ", " + ends.joined(separator: ", ")))
             }
         }

@@ -1,3 +1,4 @@
+import SyncEngine
 import Testing
 
 @testable import Simulation
@@ -47,6 +48,47 @@ import Testing
         #expect(whole.clientGroups.map(\.name) == ["a"])
         #expect(whole.clientGroupOfClient == [0, 0, 0])
         #expect(try decode("{}").clientGroups.map(\.name) == [CohortSpec.restName])
+    }
+
+    /// A cohort with a reset mode of its own (an app version) keeps it whatever the scenario's
+    /// mode (a sweep's `--reset-modes` sets only that one); the others follow the scenario's.
+    @Test func aCohortKeepsItsOwnResetMode() throws {
+        let decoded = try decode(
+            #"{ "cohorts": [ { "name": "old", "clientsPercent": 50, "clientReset": { "mode": "manual" } } ] }"#
+        )
+        #expect(decoded.cohorts[0].resetMode == .manual)
+        #expect(decoded.clientGroups[1].resetMode == nil)
+        #expect(
+            failure(
+                #"{ "cohorts": [ { "name": "a", "clientsPercent": 5, "clientReset": { "manualHandling": "nextLaunch" } } ] }"#
+            )?.field == "cohorts[0].clientReset.manualHandling")
+
+        var scenario = smallScenario(durationSeconds: 3_000)
+        scenario.faults = [FaultSpec(kind: .terminateSync, atSeconds: 2_000)]
+        scenario.cohorts = [
+            CohortSpec(
+                name: "old", clientsPercent: 50, connectivity: scenario.connectivity,
+                writesPerMinuteOnline: scenario.workload.writesPerMinuteOnline,
+                writesPerMinuteOffline: scenario.workload.writesPerMinuteOffline,
+                resetMode: .manual)
+        ]
+        for mode in [ClientResetMode.recoverUnsyncedChanges, .discardUnsyncedChanges] {
+            scenario.clientReset.mode = mode
+            let result = World(scenario: scenario, seed: 3).run()
+            #expect(result.passed, "\(result.failures)")
+            #expect(result.groupResults.map(\.resetMode) == [.manual, mode])
+            let old = result.clients.indices.filter { result.clientGroup[$0] == 0 }
+            let rest = result.clients.indices.filter { result.clientGroup[$0] == 1 }
+            #expect(old.count == 20 && rest.count == 20)
+            #expect(old.allSatisfy { result.clients[$0].resets == result.clients[$0].resetsManual })
+            #expect(old.contains { result.clients[$0].resetsManual > 0 })
+            #expect(rest.allSatisfy { result.clients[$0].resetsManual == 0 })
+            #expect(rest.contains { result.clients[$0].resets > 0 })
+            let keptByRest = rest.reduce(0) {
+                $0 + result.writes(ofClient: $1)[Int(WriteState.keptInBackup.rawValue)]
+            }
+            #expect(keptByRest == 0)
+        }
     }
 
     /// Bad cohorts are errors that name the field and the fix.
