@@ -572,8 +572,11 @@ public final class World {
 
     func scheduleNextWrite(_ client: UInt32) {
         let slot = Int(client)
-        let group = groups[Int(clients[slot].group)]
-        let rate = clients[slot].online ? group.writesPerMinuteOnline : group.writesPerMinuteOffline
+        // Fields read in place: a copy of the cohort would retain its name at every write.
+        let group = Int(clients[slot].group)
+        let rate =
+            clients[slot].online
+            ? groups[group].writesPerMinuteOnline : groups[group].writesPerMinuteOffline
         guard rate > 0, clients[slot].writing, !clients[slot].appDown else { return }
         let delay = Time.nanoseconds(seconds: workloadStreams[slot].exponential(mean: 60.0 / rate))
         queue.schedule(
