@@ -48,6 +48,38 @@ import Testing
                 == "# writes still pending after healing")
     }
 
+    /// A stand-in that "fails" while a network outage lasts at least 10 minutes: the search
+    /// shortens the outage (and keeps its share of clients) down to the edge.
+    @Test func anOutageIsShortenedToTheEdge() throws {
+        let shrinker = self.shrinker(run: { scenario in
+            let fails = scenario.faults.contains {
+                $0.kind == .networkOutage && $0.durationSeconds >= 600
+            }
+            let size = UInt64(scenario.clientsCount) * scenario.durationSeconds
+            return ShrinkOutcome(
+                failures: fails
+                    ? ["2 clients did not converge to the server (first: client 1)"] : [],
+                digest: String(size, radix: 16), faults: scenario.faults, events: size)
+        })
+        let outage =
+            #"faults=[{"kind":"networkOutage","atSeconds":3600,"clientsPercent":30,"durationSeconds":20000}]"#
+        let start = ShrinkInput(clients: 10, durationSeconds: 86_400, settings: [outage])
+        let report = shrinker.shrink(start)
+        let scenario = try shrinker.scenario(for: report.result.input)
+        let kept = try #require(scenario.faults.first { $0.kind == .networkOutage })
+        // 20,000 s halved while it still fails: 10,000, 5,000, 2,500, 1,250, then 625.
+        #expect(kept.durationSeconds == 625)
+        #expect(kept.clientsPercent == 30)
+        #expect(
+            report.trials.contains {
+                $0.verdict == .kept && $0.step.hasPrefix("shorten networkOutage")
+            })
+        #expect(
+            report.trials.contains {
+                $0.verdict == .passed && $0.step.hasPrefix("shorten networkOutage")
+            })
+    }
+
     /// The search finds the planted condition's edge: 3 clients, the restore alone, list edits
     /// kept and every other feature off, and each step it kept fails the same way.
     @Test func theSearchFindsTheSmallestFailingRunOfItsSteps() throws {
