@@ -135,11 +135,12 @@ public struct RunResult: Sendable {
         var results = groups.map {
             GroupResult(name: $0.name, resetMode: $0.resetMode ?? resetMode)
         }
+        let width = WriteState.allCases.count
         for (index, client) in clients.enumerated() {
             let group = Int(clientGroup[index])
             results[group].clients += 1
-            for (state, count) in writes(ofClient: index).enumerated() {
-                results[group].writes[state] += count
+            for state in 0..<width {
+                results[group].writes[state] += clientWrites[index * width + state]
             }
             results[group].resets += client.resets
             results[group].resetDowntimeNs += client.resetDowntimeNs

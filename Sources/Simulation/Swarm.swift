@@ -21,10 +21,11 @@ extension SwarmSpec {
     /// `appCrash` takes 1–100 % of the clients; a drawn `networkOutage` cuts off 1–100 % of
     /// the clients for an exponential `undoSecondsMean` (at least a second); a drawn
     /// `restoreFromBackup` goes back to a restore point uniform in 0 … `restorePointSecondsMax`
-    /// seconds (whole, at most its own time; no draw when that is 0); a `breakingSchemaChange` after the first one
-    /// (`scheduled` counts) is skipped, since the schema has one property to remove. With
-    /// `repeatPercent`, a drawn `restoreFromBackup` or `terminateSync` is struck again 1–10 s
-    /// later with that probability (a repeated restore restores the latest backup).
+    /// seconds (whole, at most its own time; no draw when that is 0); a `breakingSchemaChange`
+    /// after the first one (`scheduled` counts) is skipped, since the schema has one property
+    /// to remove. With `repeatPercent`, a drawn `restoreFromBackup` or `terminateSync` is
+    /// struck again 1–10 s later with that probability (a repeated restore restores the latest
+    /// backup).
     /// - Returns: the faults in the order drawn (each undo or repeat right after the fault it
     ///   follows).
     func draw(durationSeconds: UInt64, scheduled: [FaultSpec], stream: RandomStream)

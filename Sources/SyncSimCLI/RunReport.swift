@@ -202,13 +202,9 @@ enum RunRecordBuilder {
                 .integer(prefix + "Clients", Int64(group.clients)),
                 .integer(prefix + "WritesMade", Int64(group.writesMade)),
             ]
-            for state in WriteState.allCases where state != .pending {
-                let name = writesMetricName(state)
-                metrics.append(
-                    .integer(
-                        prefix + name.prefix(1).uppercased() + name.dropFirst(),
-                        Int64(group.writes(state))))
-            }
+            let ends = WriteState.allCases.filter { $0 != .pending }
+            metrics += perReason(
+                prefix, ends.map(writesMetricName), ends.map { group.writes($0) })
             metrics += [
                 .integer(prefix + "Resets", Int64(group.resets)),
                 .real(prefix + "ResetsPerClientPerDay", group.resetsPerClientPerDay),
