@@ -5,7 +5,8 @@
 // Dependencies (each one earns its place; see README "Dependencies"):
 // - swift-argument-parser: the `syncsim` command line (subcommands, validation, help text).
 // - GRDB.swift: the results database (named migrations, transactions) over the system libsqlite3.
-// - swift-collections (HeapModule only): the simulator's event queue.
+// - swift-collections (HeapModule, DequeModule): the simulator's event queue, and the
+//   server egress's queue of messages.
 // GSL is not a Swift package: it is linked as a system library through `CGSL` (apt: libgsl-dev).
 // package-benchmark lives in the nested package `Benchmarks/` so that `swift test` never builds it.
 
@@ -66,6 +67,7 @@ let package = Package(
             dependencies: [
                 "SyncEngine", "MergeCore", "Randomness",
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: worldSettings
         ),

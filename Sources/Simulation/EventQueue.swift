@@ -29,6 +29,9 @@ public enum EventKind: UInt8, Sendable {
     /// A network outage ends for a client it cut off (`World.ClientSlot.cutOffUntil` tells
     /// one a later outage extended apart).
     case outageEnd = 15
+    /// The server's egress has carried the message at the head of its queue
+    /// (`World.egressQueue`; `generation` tells one cut short, its session ended, apart).
+    case egressDone = 16
 }
 
 /// A scheduled event. Kept to 32 bytes: payloads that do not fit (messages) live in the

@@ -36,6 +36,10 @@ public struct TimelineSample: Sendable, Equatable {
     /// Clients with a client reset under way (their file cannot sync).
     public var clientsInReset: UInt64 = 0
     public var serverHistoryEntries: UInt64 = 0
+    /// Server messages dropped from the egress queue in the interval, their sessions ended
+    /// (bytes; a count), and the bytes in the queue at its end (0 with an unlimited egress).
+    public var egressBytesDropped: UInt64 = 0
+    public var egressQueueBytes: UInt64 = 0
 
     public init(endNs: UInt64) { self.endNs = endNs }
 
@@ -44,7 +48,8 @@ public struct TimelineSample: Sendable, Equatable {
         "writes_made", "uploads", "downloads", "changesets_integrated", "bytes_uploaded",
         "bytes_downloaded", "fresh_copy_bytes", "resets_started", "resets_ended",
         "client_files_expired", "messages_lost", "app_crashes", "clients_online",
-        "clients_syncing", "clients_in_reset", "server_history_entries",
+        "clients_syncing", "clients_in_reset", "server_history_entries", "egress_bytes_dropped",
+        "egress_queue_bytes",
     ]
 
     /// The counts and the state figures, in `figureColumns` order (set: as many, in that
@@ -55,7 +60,7 @@ public struct TimelineSample: Sendable, Equatable {
                 writesMade, uploads, downloads, changesetsIntegrated, bytesUploaded,
                 bytesDownloaded, freshCopyBytes, resetsStarted, resetsEnded, clientFilesExpired,
                 messagesLost, appCrashes, clientsOnline, clientsSyncing, clientsInReset,
-                serverHistoryEntries,
+                serverHistoryEntries, egressBytesDropped, egressQueueBytes,
             ]
         }
         set {
@@ -68,6 +73,7 @@ public struct TimelineSample: Sendable, Equatable {
                 (newValue[7], newValue[8], newValue[9], newValue[10])
             (appCrashes, clientsOnline, clientsSyncing, clientsInReset, serverHistoryEntries) =
                 (newValue[11], newValue[12], newValue[13], newValue[14], newValue[15])
+            (egressBytesDropped, egressQueueBytes) = (newValue[16], newValue[17])
         }
     }
 
@@ -87,6 +93,7 @@ public struct TimelineSample: Sendable, Equatable {
         interval.clientFilesExpired -= earlier.clientFilesExpired
         interval.messagesLost -= earlier.messagesLost
         interval.appCrashes -= earlier.appCrashes
+        interval.egressBytesDropped -= earlier.egressBytesDropped
         return interval
     }
 }

@@ -5,12 +5,15 @@
 //! Modelling choices (see README "Architecture"):
 //! - A connection is FIFO in each direction (delivery times never overtake each other).
 //! - With a bandwidth set, a message first waits for its links (the server's egress, shared by
-//!   every session, then the client's connection) to carry its bytes, then the latency.
+//!   every session, then the client's connection) to carry its bytes, then the latency. The
+//!   egress is a queue: a session that ends takes its messages out of it, and cuts short the
+//!   one on the wire, as a server closing a socket discards its send buffer.
 //! - A lost message breaks the connection at once on both ends; the client reconnects after an
 //!   exponential back-off with jitter, like the SDK's resumption delay.
 //! - The server notices a client going offline at once (a clean TCP close).
 //! - A client starts writing only after its first download (asyncOpen-style first sync).
 
+import DequeModule
 import MergeCore
 import Randomness
 import SyncEngine
@@ -47,6 +50,8 @@ struct ClientSlot {
     var writing = false
     var toServerFreeAt: UInt64 = 0
     var toClientFreeAt: UInt64 = 0
+    /// Its messages in the server's egress queue (`World.egressQueue`).
+    var egressQueued: UInt32 = 0
     /// When the client's connection has finished carrying the bytes queued on it, per
     /// direction (with `network.bandwidthBytesPerSecond` set).
     var uplinkBusyUntil: UInt64 = 0
@@ -167,9 +172,14 @@ public final class World {
     let crashStreams: [RandomStream]
     /// The sync server is down (crashed) until this time; 0 when it is up.
     var serverDownUntil: UInt64 = 0
-    /// When the server's egress link has finished carrying what was sent so far (with
-    /// `server.egressBytesPerSecond` set).
-    var egressBusyUntil: UInt64 = 0
+    /// With `server.egressBytesPerSecond` set: the server's messages waiting for its egress
+    /// link, in the order sent; the first is on the wire while `egressBusy`, until its
+    /// `.egressDone` event of generation `egressGeneration` (bumped when it is cut short).
+    var egressQueue = Deque<EgressItem>()
+    var egressBusy = false
+    var egressGeneration: UInt32 = 0
+    /// The bytes in `egressQueue` (the one on the wire included).
+    var egressBacklogBytes: UInt64 = 0
     /// The scenario's scheduled faults, then those its swarm drew from the seed
     /// (`swarmFaults`); a `.fault` event's subject indexes this.
     let faults: [FaultSpec]
@@ -407,6 +417,8 @@ public final class World {
         totals.messagesLost = counters.messagesLost
         totals.appCrashes = counters.appCrashes
         totals.serverHistoryEntries = UInt64(historyEntries)
+        totals.egressBytesDropped = counters.egressBytesDropped
+        totals.egressQueueBytes = egressBacklogBytes
         totals.events = timelineEvents
         timeline.append(totals.counts(since: timelineTotals))
         timelineTotals = totals
@@ -483,6 +495,7 @@ public final class World {
         case .connectivityChange: connectivityChange(event)
         case .deliverToServer: deliverToServer(event)
         case .deliverToClient: deliverToClient(event)
+        case .egressDone: egressDone(event)
         case .reconnect: reconnect(event)
         case .serverBackup:
             takeBackup()
@@ -632,12 +645,14 @@ public final class World {
         sendToServer(client, message)
     }
 
-    /// Both ends forget the connection; messages still in flight on it are dropped on arrival.
+    /// Both ends forget the connection; messages still in flight on it are dropped on arrival,
+    /// and those still in the server's egress queue at once.
     func dropConnection(_ client: UInt32) {
         let slot = Int(client)
         clients[slot].sync.disconnect()
         clients[slot].epoch &+= 1
         clients[slot].server = ServerSession()
+        if clients[slot].egressQueued > 0 { dropEgress(of: client) }
     }
 
     func breakConnectionAndRetry(_ client: UInt32) {
@@ -727,49 +742,135 @@ public final class World {
             breakConnectionAndRetry(client)
             return
         }
+        if case .toClient(let serverMessage) = message, scenario.server.egressBytesPerSecond > 0 {
+            enqueueEgress(client, serverMessage)
+            return
+        }
         let departs = transmitted(message, client: slot)
-        let earliest = departs + latency(slot)
+        schedule(
+            allocate(message), toServer: message.isToServer, client: client,
+            earliest: departs + latency(slot))
+    }
+
+    /// Schedules the arrival of the message in slab slot `message` on the client's connection,
+    /// no earlier than `earliest` and after the messages before it in its direction.
+    func schedule(_ message: UInt32, toServer: Bool, client: UInt32, earliest: UInt64) {
+        let slot = Int(client)
         let at: UInt64
-        let kind: EventKind
-        if case .toServer = message {
+        if toServer {
             at = max(earliest, clients[slot].toServerFreeAt)
             clients[slot].toServerFreeAt = at
-            kind = .deliverToServer
         } else {
             at = max(earliest, clients[slot].toClientFreeAt)
             clients[slot].toClientFreeAt = at
-            kind = .deliverToClient
         }
         queue.schedule(
-            at: at, kind, subject: client, slot: allocate(message), generation: clients[slot].epoch)
+            at: at, toServer ? .deliverToServer : .deliverToClient, subject: client,
+            slot: message, generation: clients[slot].epoch)
     }
 
-    /// Counts the bytes of a message put on the client's connection, and returns when its last
-    /// byte has left: now, or later when a bandwidth is set and the links are busy. Each link
-    /// carries its messages one after another; the server's egress (shared by all its
-    /// sessions) carries a server message before the client's connection does. A message
-    /// whose connection breaks on the way has still taken its time on the links.
+    /// Counts the bytes of a message put on the client's connection (a server message: past
+    /// an unlimited egress), and returns when its last byte has left: now, or later when a
+    /// client bandwidth is set and the link is busy. Each link carries its messages one after
+    /// another. A message whose connection breaks on the way has still taken its time on the
+    /// client's link.
     func transmitted(_ message: InFlight, client slot: Int) -> UInt64 {
-        let bandwidth = scenario.network.bandwidthBytesPerSecond
         switch message {
         case .toServer(let message):
             let bytes = UInt64(WireSize.of(message))
             counters.bytesUploaded += bytes
             clients[slot].counters.bytesUploaded += bytes
             return World.carry(
-                bytes, from: now, over: &clients[slot].uplinkBusyUntil, at: bandwidth)
+                bytes, from: now, over: &clients[slot].uplinkBusyUntil,
+                at: scenario.network.bandwidthBytesPerSecond)
         case .toClient(let message):
-            let bytes = UInt64(WireSize.of(message))
-            counters.bytesDownloaded += bytes
-            clients[slot].counters.bytesDownloaded += bytes
-            if case .freshCopy = message {
-                counters.freshCopies += 1
-                counters.freshCopyBytes += bytes
+            return downlinked(
+                bytes: UInt64(WireSize.of(message)), freshCopy: message.isFreshCopy, client: slot)
+        }
+    }
+
+    /// Counts a server message of `bytes` as sent (it has left the server) and puts it on the
+    /// client's connection now; returns when its last byte has left.
+    func downlinked(bytes: UInt64, freshCopy: Bool, client slot: Int) -> UInt64 {
+        counters.bytesDownloaded += bytes
+        clients[slot].counters.bytesDownloaded += bytes
+        if freshCopy {
+            counters.freshCopies += 1
+            counters.freshCopyBytes += bytes
+        }
+        return World.carry(
+            bytes, from: now, over: &clients[slot].downlinkBusyUntil,
+            at: scenario.network.bandwidthBytesPerSecond)
+    }
+
+    // MARK: - The server's egress
+
+    /// Queues a server message for the egress link (`server.egressBytesPerSecond`), shared by
+    /// every session in the order the server sends. Its latency is drawn now, as for a message
+    /// sent at once.
+    func enqueueEgress(_ client: UInt32, _ message: ServerMessage) {
+        let slot = Int(client)
+        let bytes = UInt64(WireSize.of(message))
+        let item = EgressItem(
+            client: client, epoch: clients[slot].epoch, message: allocate(.toClient(message)),
+            bytes: bytes, latency: latency(slot), freshCopy: message.isFreshCopy)
+        egressQueue.append(item)
+        clients[slot].egressQueued += 1
+        egressBacklogBytes += bytes
+        counters.egressBacklogPeakBytes = max(counters.egressBacklogPeakBytes, egressBacklogBytes)
+        if !egressBusy { startEgress() }
+    }
+
+    /// Puts the first queued message on the egress wire, if any.
+    func startEgress() {
+        guard let head = egressQueue.first else {
+            egressBusy = false
+            return
+        }
+        egressBusy = true
+        queue.schedule(
+            at: now + World.transmissionNs(head.bytes, scenario.server.egressBytesPerSecond),
+            .egressDone, subject: head.client, generation: egressGeneration)
+    }
+
+    /// The message on the egress wire has left the server: it goes on the client's connection,
+    /// and the next one on the wire.
+    func egressDone(_ event: Event) {
+        guard event.generation == egressGeneration, let item = egressQueue.popFirst() else {
+            return  // cut short: its session ended (`dropEgress`)
+        }
+        let slot = Int(item.client)
+        precondition(item.epoch == clients[slot].epoch, "a message of an ended session on the wire")
+        clients[slot].egressQueued -= 1
+        egressBacklogBytes -= item.bytes
+        let departs = downlinked(bytes: item.bytes, freshCopy: item.freshCopy, client: slot)
+        schedule(
+            item.message, toServer: false, client: item.client,
+            earliest: departs + item.latency)
+        startEgress()
+    }
+
+    /// `client`'s session ended: its messages leave the egress queue unsent, and the one on
+    /// the wire, if it is one of them, is cut short (the link is free now).
+    func dropEgress(of client: UInt32) {
+        let onWire = egressBusy && egressQueue.first?.client == client
+        var kept = Deque<EgressItem>()
+        kept.reserveCapacity(egressQueue.count)
+        for item in egressQueue {
+            if item.client != client {
+                kept.append(item)
+                continue
             }
-            let sent = World.carry(
-                bytes, from: now, over: &egressBusyUntil, at: scenario.server.egressBytesPerSecond)
-            return World.carry(
-                bytes, from: sent, over: &clients[slot].downlinkBusyUntil, at: bandwidth)
+            _ = take(item.message)
+            counters.egressMessagesDropped += 1
+            counters.egressBytesDropped += item.bytes
+            egressBacklogBytes -= item.bytes
+        }
+        egressQueue = kept
+        clients[Int(client)].egressQueued = 0
+        if onWire {
+            egressGeneration &+= 1
+            startEgress()
         }
     }
 
@@ -1558,6 +1659,12 @@ public struct WorldCounters: Sendable, Equatable {
     /// Server crashes, and messages that reached the server while it was down (each a
     /// connection that failed; the client retried after its back-off).
     public var serverCrashes: UInt64 = 0
+    /// With `server.egressBytesPerSecond` set: server messages taken out of the egress queue
+    /// unsent (or cut short on the wire) because their session ended, their bytes, and the
+    /// most bytes the queue held at once.
+    public var egressMessagesDropped: UInt64 = 0
+    public var egressBytesDropped: UInt64 = 0
+    public var egressBacklogPeakBytes: UInt64 = 0
     public var connectionsRefused: UInt64 = 0
     /// Network outages (the clients they cut off: `RunResult.clientsCutOff`).
     public var networkOutages: UInt64 = 0
@@ -1568,3 +1675,28 @@ public struct WorldCounters: Sendable, Equatable {
 #elseif canImport(Darwin)
     import Darwin
 #endif
+
+/// A server message in the egress queue (`World.egressQueue`): its client and the connection
+/// it was sent on, its slab slot, its size and its drawn latency.
+struct EgressItem {
+    let client: UInt32
+    let epoch: UInt32
+    let message: UInt32
+    let bytes: UInt64
+    let latency: UInt64
+    let freshCopy: Bool
+}
+
+extension InFlight {
+    var isToServer: Bool {
+        if case .toServer = self { return true }
+        return false
+    }
+}
+
+extension ServerMessage {
+    var isFreshCopy: Bool {
+        if case .freshCopy = self { return true }
+        return false
+    }
+}

@@ -159,6 +159,9 @@ enum RunRecordBuilder {
             .integer("bytesDownloaded", Int64(counters.bytesDownloaded)),
             .integer("freshCopies", Int64(counters.freshCopies)),
             .integer("freshCopyBytes", Int64(counters.freshCopyBytes)),
+            .integer("egressMessagesDropped", Int64(counters.egressMessagesDropped)),
+            .integer("egressBytesDropped", Int64(counters.egressBytesDropped)),
+            .integer("egressBacklogPeakBytes", Int64(counters.egressBacklogPeakBytes)),
             .integer("backups", Int64(result.counters.backups)),
             .integer("restores", Int64(result.counters.restores)),
             .integer("restoresSkippedNoBackup", Int64(result.counters.restoresSkippedNoBackup)),
@@ -419,6 +422,12 @@ enum RunSummaryPrinter {
             "  traffic",
             "\(megabytes(counters.bytesUploaded)) up, \(megabytes(counters.bytesDownloaded)) down (\(megabytes(counters.freshCopyBytes)) in \(counters.freshCopies) fresh copies)"
         )
+        if counters.egressBacklogPeakBytes > 0 {
+            line(
+                "  server egress",
+                "peak queue \(megabytes(counters.egressBacklogPeakBytes)); \(counters.egressMessagesDropped) messages (\(megabytes(counters.egressBytesDropped))) dropped unsent, their sessions ended"
+            )
+        }
         line(
             "  converged after healing",
             result.converged

@@ -1,6 +1,7 @@
 //! Bytes on the wire (`WireSize`) and the bandwidth model: `network.bandwidthBytesPerSecond`
 //! (each client connection) and `server.egressBytesPerSecond` (the server's outgoing link).
 
+import MergeCore
 import SyncEngine
 import Testing
 
@@ -82,6 +83,95 @@ struct TrafficTests {
         #expect(busiest > 2_000 * 10)
         #expect(durations(limited) > 10 * durations(unlimited))
         #expect(limited.traceDigest != unlimited.traceDigest)
+    }
+
+    /// A world with a 1,000 B/s egress where the server has queued a 9 KB fresh copy for
+    /// client 0 and then a short error for client 1, at time 0.
+    func queuedEgress() -> (world: World, copyBytes: UInt64, errorBytes: UInt64) {
+        var scenario = smallScenario()
+        scenario.server.egressBytesPerSecond = 1_000
+        let world = World(scenario: scenario, seed: 1)
+        let copy = ServerMessage.freshCopy(
+            FreshCopy(
+                file: SaltedFileIdent(ident: 2, salt: 3),
+                latest: SaltedVersion(version: 1, salt: 4),
+                state: Replica(), payloadBytes: 9_000))
+        let error = ServerMessage.error(
+            ProtocolError(code: .badClientFileIdent, action: .clientReset))
+        world.enqueueEgress(0, copy)
+        world.enqueueEgress(1, error)
+        return (world, UInt64(WireSize.of(copy)), UInt64(WireSize.of(error)))
+    }
+
+    /// The next `.egressDone` event in the world's queue (other events are dropped).
+    func nextEgressDone(_ world: World) -> Event? {
+        while let event = world.queue.popNext() {
+            if event.kind == .egressDone { return event }
+        }
+        return nil
+    }
+
+    @Test("the egress carries the server's messages one after another, in the order sent")
+    func egressIsAQueue() {
+        let (world, copyBytes, errorBytes) = queuedEgress()
+        #expect(world.egressBacklogBytes == copyBytes + errorBytes)
+        #expect(world.counters.egressBacklogPeakBytes == copyBytes + errorBytes)
+        // Only the first is on the wire; the second waits for it.
+        let first = nextEgressDone(world)
+        #expect(first?.subject == 0)
+        #expect(first?.time == World.transmissionNs(copyBytes, 1_000))
+        #expect(nextEgressDone(world) == nil)
+        #expect(world.counters.egressMessagesDropped == 0)
+    }
+
+    @Test("a session that ends takes its messages out of the egress queue and frees the wire")
+    func anEndedSessionLeavesTheEgress() {
+        let (world, copyBytes, errorBytes) = queuedEgress()
+        world.dropConnection(0)
+        #expect(world.counters.egressMessagesDropped == 1)
+        #expect(world.counters.egressBytesDropped == copyBytes)
+        #expect(world.egressBacklogBytes == errorBytes)
+        #expect(world.messagesInFlight == 1)
+        #expect(world.clients[0].egressQueued == 0)
+        // The error goes on the wire at once; the copy's transmission is cut short (its event
+        // is stale).
+        let next = nextEgressDone(world)
+        #expect(next?.subject == 1)
+        #expect(next?.time == World.transmissionNs(errorBytes, 1_000))
+        #expect(next?.generation == world.egressGeneration)
+        let stale = nextEgressDone(world)
+        #expect(stale?.subject == 0)
+        #expect(stale?.generation != world.egressGeneration)
+        // A client with nothing queued leaves the queue as it is.
+        world.dropConnection(2)
+        #expect(world.egressBacklogBytes == errorBytes)
+        #expect(world.counters.egressMessagesDropped == 1)
+    }
+
+    @Test("with a thin egress, clients that go offline drop their queued messages; figures add up")
+    func egressDropsAddUp() {
+        var scenario = burstyScenario()
+        scenario.server.egressBytesPerSecond = 2_000
+        let world = World(scenario: scenario, seed: 3)
+        world.timelineIntervalNs = 60 * Time.nanosecondsPerSecond
+        let result = world.run()
+        #expect(result.passed, "\(result.failures)")
+        #expect(result.converged)
+        let counters = result.counters
+        // Clients go offline every 15 minutes or so, some while their fresh copies wait.
+        #expect(counters.egressMessagesDropped > 0)
+        #expect(counters.egressBytesDropped > counters.egressMessagesDropped)
+        #expect(
+            counters.egressBytesDropped == world.timeline.reduce(0) { $0 + $1.egressBytesDropped })
+        // The queue was drained when the world went quiet, and never held more than its peak.
+        #expect(world.egressQueue.isEmpty && world.egressBacklogBytes == 0)
+        #expect(world.timeline.last?.egressQueueBytes == 0)
+        let deepest = world.timeline.map(\.egressQueueBytes).max() ?? 0
+        #expect(deepest > 0 && deepest <= counters.egressBacklogPeakBytes)
+        // Without an egress limit nothing queues.
+        let unlimited = World(scenario: burstyScenario(), seed: 3).run()
+        #expect(unlimited.counters.egressBacklogPeakBytes == 0)
+        #expect(unlimited.counters.egressMessagesDropped == 0)
     }
 
     @Test("a client bandwidth bounds what each client sends and receives")
