@@ -144,6 +144,7 @@ public struct RunResult: Sendable {
             }
             results[group].resets += client.resets
             results[group].resetDowntimeNs += client.resetDowntimeNs
+            results[group].appCrashes += client.appCrashes
         }
         for index in results.indices {
             results[index].resetsPerClientPerDay = perClientPerDay(
@@ -164,6 +165,8 @@ public struct GroupResult: Sendable, Equatable {
     public var resets: UInt64 = 0
     public var resetsPerClientPerDay = 0.0
     public var resetDowntimeNs: UInt64 = 0
+    /// Its apps' crashes (random ones and `appCrash` faults).
+    public var appCrashes: UInt64 = 0
 
     public var writesMade: UInt64 { writes.reduce(0, +) }
     public func writes(_ state: WriteState) -> UInt64 { writes[Int(state.rawValue)] }

@@ -355,8 +355,8 @@ extension Scenario {
     }
 
     /// The `cohorts` array: each a name, a share of the clients, and optionally its own
-    /// `connectivity`, `workload` write rates (the scenario's where it gives none) and
-    /// `clientReset.mode`.
+    /// `connectivity`, `workload` write rates and `crashes.appCrashesPerDay` (the scenario's
+    /// where it gives none), and `clientReset.mode` and `manualHandling`.
     static func cohorts(_ items: [JSONValue], inheriting scenario: Scenario, file: String)
         throws(ScenarioError) -> [CohortSpec]
     {
@@ -376,7 +376,8 @@ extension Scenario {
             var cohort = CohortSpec(
                 name: name, clientsPercent: UInt32(percent), connectivity: scenario.connectivity,
                 writesPerMinuteOnline: scenario.workload.writesPerMinuteOnline,
-                writesPerMinuteOffline: scenario.workload.writesPerMinuteOffline)
+                writesPerMinuteOffline: scenario.workload.writesPerMinuteOffline,
+                appCrashesPerDay: scenario.crashes.appCrashesPerDay)
             if var connectivity = try sub.object("connectivity") {
                 cohort.connectivity = try Self.connectivity(
                     &connectivity, defaults: cohort.connectivity)
@@ -384,7 +385,15 @@ extension Scenario {
             }
             if var reset = try sub.object("clientReset") {
                 if reset.has("mode") { cohort.resetMode = try reset.choice("mode", default: nil) }
+                if reset.has("manualHandling") {
+                    cohort.manualHandling = try reset.choice("manualHandling", default: nil)
+                }
                 try reset.finish()
+            }
+            if var crashes = try sub.object("crashes") {
+                cohort.appCrashesPerDay = try crashes.number(
+                    "appCrashesPerDay", default: cohort.appCrashesPerDay, range: 0...86_400)
+                try crashes.finish()
             }
             if var workload = try sub.object("workload") {
                 (cohort.writesPerMinuteOnline, cohort.writesPerMinuteOffline) =

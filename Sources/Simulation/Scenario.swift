@@ -100,9 +100,10 @@ public struct WorkloadSpec: Sendable, Equatable {
     public init() {}
 }
 
-/// A cohort: a share of the clients with their own online and offline periods, write rates
-/// and reset mode (field workers offline for hours, office users always online, an app version
-/// still on `manual`), so that results can say for whom resets come and data is lost. Fields a
+/// A cohort: a share of the clients with their own online and offline periods, write rates,
+/// reset mode and handling, and crash rate (field workers offline for hours, office users
+/// always online, an app version still on `manual` that crashes more), so that results can say
+/// for whom resets come and data is lost. Fields a
 /// cohort leaves out take the scenario's. Cohorts take consecutive client indices, in the order
 /// listed (client i syncs partition i mod `partitionsCount`, so a cohort spreads over the
 /// partitions); no draw decides them.
@@ -117,11 +118,17 @@ public struct CohortSpec: Sendable, Equatable {
     /// Its apps' `clientResetMode` (an app version of its own); nil: the scenario's
     /// `clientReset.mode`, whatever a sweep's `--reset-modes` makes it.
     public var resetMode: ClientResetMode?
+    /// When its apps' error handler backs up and deletes a file (`clientReset.manualHandling`);
+    /// nil: the scenario's.
+    public var manualHandling: ManualHandling?
+    /// Its apps' random crashes per day (`crashes.appCrashesPerDay`).
+    public var appCrashesPerDay: Double
     public init(
         name: String, clientsPercent: UInt32, connectivity: ConnectivitySpec = ConnectivitySpec(),
         writesPerMinuteOnline: Double = WorkloadSpec().writesPerMinuteOnline,
         writesPerMinuteOffline: Double = WorkloadSpec().writesPerMinuteOffline,
-        resetMode: ClientResetMode? = nil
+        resetMode: ClientResetMode? = nil, manualHandling: ManualHandling? = nil,
+        appCrashesPerDay: Double = CrashSpec().appCrashesPerDay
     ) {
         self.name = name
         self.clientsPercent = clientsPercent
@@ -129,6 +136,8 @@ public struct CohortSpec: Sendable, Equatable {
         self.writesPerMinuteOnline = writesPerMinuteOnline
         self.writesPerMinuteOffline = writesPerMinuteOffline
         self.resetMode = resetMode
+        self.manualHandling = manualHandling
+        self.appCrashesPerDay = appCrashesPerDay
     }
 
     /// The name results give the clients no cohort takes.
@@ -147,7 +156,8 @@ extension Scenario {
                     clientsPercent: 100 - cohorts.reduce(0) { $0 + $1.clientsPercent },
                     connectivity: connectivity,
                     writesPerMinuteOnline: workload.writesPerMinuteOnline,
-                    writesPerMinuteOffline: workload.writesPerMinuteOffline))
+                    writesPerMinuteOffline: workload.writesPerMinuteOffline,
+                    appCrashesPerDay: crashes.appCrashesPerDay))
         }
         return groups
     }

@@ -260,7 +260,7 @@ public final class World {
                 seed: seed, id: StreamID(domain: StreamDomain.app.rawValue, index: UInt64($0)))
         }
         crashStreams =
-            scenario.crashes.appCrashesPerDay > 0
+            scenario.clientGroups.contains { $0.appCrashesPerDay > 0 }
             ? (0..<count).map {
                 RandomStream(
                     seed: seed, id: StreamID(domain: StreamDomain.crash.rawValue, index: UInt64($0))
@@ -1188,7 +1188,9 @@ public final class World {
     /// it at once, or at its next launch (`clientReset.manualHandling`); during healing, at once.
     func scheduleFileAction(_ client: UInt32) {
         var delay: UInt64 = 0
-        if scenario.clientReset.manualHandling == .nextLaunch, !healing {
+        let group = groups[Int(clients[Int(client)].group)]
+        let handling = group.manualHandling ?? scenario.clientReset.manualHandling
+        if handling == .nextLaunch, !healing {
             delay = Time.nanoseconds(
                 seconds: appStreams[Int(client)].exponential(
                     mean: scenario.clientReset.relaunchSecondsMean))
@@ -1243,12 +1245,13 @@ public final class World {
 
     // MARK: - Crashes
 
-    /// Schedules the app's next random crash (with `crashes.appCrashesPerDay`), for the
-    /// current launch.
+    /// Schedules the app's next random crash (with its cohort's `crashes.appCrashesPerDay`),
+    /// for the current launch.
     func scheduleRandomCrash(_ client: UInt32) {
-        guard !crashStreams.isEmpty, !healing else { return }
         let slot = Int(client)
-        let meanSeconds = Double(Time.nanosecondsPerDay) / 1e9 / scenario.crashes.appCrashesPerDay
+        let rate = groups[Int(clients[slot].group)].appCrashesPerDay
+        guard !crashStreams.isEmpty, rate > 0, !healing else { return }
+        let meanSeconds = Double(Time.nanosecondsPerDay) / 1e9 / rate
         queue.schedule(
             at: now + Time.nanoseconds(seconds: crashStreams[slot].exponential(mean: meanSeconds)),
             .appCrash, subject: client, generation: clients[slot].launchGeneration)

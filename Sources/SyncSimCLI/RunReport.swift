@@ -212,6 +212,7 @@ enum RunRecordBuilder {
                 .integer(prefix + "Resets", Int64(group.resets)),
                 .real(prefix + "ResetsPerClientPerDay", group.resetsPerClientPerDay),
                 .integer(prefix + "ResetDowntimeNs", Int64(group.resetDowntimeNs)),
+                .integer(prefix + "AppCrashes", Int64(group.appCrashes)),
             ]
         }
         return metrics
@@ -343,7 +344,8 @@ enum RunSummaryPrinter {
         )
         if result.hasCohorts {
             line(
-                "  cohorts", "reset mode, resets per client per day; writes made: where they ended")
+                "  cohorts",
+                "reset mode, resets per client per day, app crashes; writes made: where they ended")
             for (index, group) in result.groupResults.enumerated() {
                 let ends = WriteState.allCases.filter { $0 != .pending && $0 != .synced }
                     .compactMap { state in
@@ -351,9 +353,10 @@ enum RunSummaryPrinter {
                             ? nil
                             : "\(group.writes(state)) \(state.name.replacingOccurrences(of: "_", with: " "))"
                     }
+                let crashes = group.appCrashes == 0 ? "" : ", \(group.appCrashes) app crashes"
                 line(
                     "    \(index) \(group.name) (\(group.clients) clients)",
-                    "\(group.resetMode.rawValue), \(format(group.resetsPerClientPerDay, 3)); \(group.writesMade): \(group.writes(.synced)) synced"
+                    "\(group.resetMode.rawValue), \(format(group.resetsPerClientPerDay, 3))\(crashes); \(group.writesMade): \(group.writes(.synced)) synced"
                         + (ends.isEmpty ? "" : ", " + ends.joined(separator: ", ")))
             }
         }

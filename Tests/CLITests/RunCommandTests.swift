@@ -197,8 +197,8 @@ import Testing
     }
 
     /// With cohorts, `runs.csv` gives each cohort's figures, and they add up to the run's;
-    /// `clients.csv` gives each client's cohort and where its writes ended. Without cohorts,
-    /// `runs.csv` has no cohort columns.
+    /// `clients.csv` gives each client's cohort and where its writes ended; a cohort's own crash
+    /// rate crashes only its apps. Without cohorts, `runs.csv` has no cohort columns.
     @Test func cohortsAreReportedAndAddUp() throws {
         let directory = try temporaryDirectory()
         let scenario = directory + "/cohorts.json"
@@ -207,7 +207,8 @@ import Testing
               "faults": [ { "kind": "restoreFromBackup", "atSeconds": 3000 } ],
               "server": { "backupIntervalSeconds": 1200 },
               "cohorts": [ { "name": "busy", "clientsPercent": 30,
-                             "workload": { "writesPerMinuteOnline": 5 } } ] }
+                             "workload": { "writesPerMinuteOnline": 5 },
+                             "crashes": { "appCrashesPerDay": 48 } } ] }
             """
         try Data(json.utf8).write(to: URL(fileURLWithPath: scenario))
         #expect(status(["run", scenario, "--out", directory, "--quiet"]) == 0)
@@ -222,7 +223,9 @@ import Testing
         #expect(
             try number("cohort", clients) == Array(repeating: 0, count: 6)
                 + Array(repeating: 1, count: 14))
-        for column in ["writes_made", "writes_synced", "writes_lost_to_restore", "resets"] {
+        for column in [
+            "writes_made", "writes_synced", "writes_lost_to_restore", "resets", "app_crashes",
+        ] {
             let total = try number(column, runs)[0]
             #expect(
                 try number("cohort0_" + column, runs)[0] + number("cohort1_" + column, runs)[0]
@@ -230,6 +233,9 @@ import Testing
             #expect(try number(column, clients).reduce(0, +) == total, "\(column)")
         }
         #expect(try number("writes_lost_to_restore", runs)[0] > 0)
+        // Only the busy cohort's apps crash at random.
+        #expect(try number("cohort0_app_crashes", runs)[0] > 0)
+        #expect(try number("cohort1_app_crashes", runs)[0] == 0)
         // Five writes a minute against one: the busy cohort writes more per client.
         #expect(
             try number("cohort0_writes_made", runs)[0] * 14 > number("cohort1_writes_made", runs)[0]

@@ -60,7 +60,7 @@ import Testing
         #expect(decoded.clientGroups[1].resetMode == nil)
         #expect(
             failure(
-                #"{ "cohorts": [ { "name": "a", "clientsPercent": 5, "clientReset": { "manualHandling": "nextLaunch" } } ] }"#
+                #"{ "cohorts": [ { "name": "a", "clientsPercent": 5, "clientReset": { "manualHandling": "later" } } ] }"#
             )?.field == "cohorts[0].clientReset.manualHandling")
 
         var scenario = smallScenario(durationSeconds: 3_000)
@@ -124,6 +124,63 @@ import Testing
             #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "connectivity": { "onlineSecondsMean": 0 } } ] }"#
         )
         #expect(rate?.field == "cohorts[0].connectivity.onlineSecondsMean")
+        let crashes = failure(
+            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "crashes": { "appCrashesPerDay": -1 } } ] }"#
+        )
+        #expect(crashes?.code == .outOfRange)
+        #expect(crashes?.field == "cohorts[0].crashes.appCrashesPerDay")
+        let serverWide = failure(
+            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "crashes": { "serverRestartSeconds": 5 } } ] }"#
+        )
+        #expect(serverWide?.code == .unknownField)
+        #expect(serverWide?.field == "cohorts[0].crashes.serverRestartSeconds")
+    }
+
+    /// An app version: a cohort with its own crash rate and manual handling. Only its apps
+    /// crash at random; its manual resets wait for the app's next launch, the others' do not.
+    @Test func aCohortIsAnAppVersionWithItsOwnCrashesAndHandling() throws {
+        let decoded = try decode(
+            #"""
+            { "crashes": { "appCrashesPerDay": 2 },
+              "clientReset": { "mode": "manual" },
+              "cohorts": [
+                { "name": "old", "clientsPercent": 50, "crashes": { "appCrashesPerDay": 48 },
+                  "clientReset": { "manualHandling": "nextLaunch" } },
+                { "name": "new", "clientsPercent": 25, "crashes": { "appCrashesPerDay": 0 } } ] }
+            """#)
+        #expect(decoded.clientGroups.map(\.appCrashesPerDay) == [48, 0, 2])
+        #expect(decoded.clientGroups.map(\.manualHandling) == [.nextLaunch, nil, nil])
+
+        var scenario = smallScenario(durationSeconds: 6_000)
+        scenario.clientReset.mode = .manual
+        scenario.faults = [FaultSpec(kind: .terminateSync, atSeconds: 3_000)]
+        let old = { (handling: ManualHandling?, crashes: Double) in
+            CohortSpec(
+                name: "old", clientsPercent: 50, connectivity: scenario.connectivity,
+                writesPerMinuteOnline: scenario.workload.writesPerMinuteOnline,
+                writesPerMinuteOffline: scenario.workload.writesPerMinuteOffline,
+                manualHandling: handling, appCrashesPerDay: crashes)
+        }
+        // Crashes: only the old version's apps crash at random.
+        scenario.cohorts = [old(nil, 48)]
+        let crashing = World(scenario: scenario, seed: 6).run()
+        #expect(crashing.passed, "\(crashing.failures)")
+        #expect(crashing.groupResults.map(\.name) == ["old", CohortSpec.restName])
+        #expect(crashing.groupResults[0].appCrashes > 20)
+        #expect(crashing.groupResults[1].appCrashes == 0)
+        #expect(
+            crashing.groupResults.reduce(0) { $0 + $1.appCrashes } == crashing.counters.appCrashes)
+        // Handling, without crashes: both cohorts reset at the termination, on `manual`. The
+        // rest's apps back up and delete the file at once, the old version's at their next
+        // launch (an hour on average), so its resets last far longer.
+        scenario.cohorts = [old(.nextLaunch, 0)]
+        let result = World(scenario: scenario, seed: 6).run()
+        #expect(result.passed, "\(result.failures)")
+        #expect(result.counters.appCrashes == 0)
+        let groups = result.groupResults
+        #expect(groups.allSatisfy { $0.resets > 0 })
+        let downtime = groups.map { Double($0.resetDowntimeNs) / Double($0.resets) }
+        #expect(downtime[0] > 10 * downtime[1])
     }
 
     /// One cohort of every client with nothing of its own is the scenario without cohorts,
