@@ -115,25 +115,25 @@ import Testing
         #expect(
             failure(#"{ "cohorts": [ { "name": "a", "clientsPercent": 0 } ] }"#)?.code
                 == .outOfRange)
-        let unknown = failure(
-            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "workload": { "erasePercent": 5 } } ] }"#
-        )
-        #expect(unknown?.code == .unknownField)
-        #expect(unknown?.field == "cohorts[0].workload.erasePercent")
-        let rate = failure(
-            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "connectivity": { "onlineSecondsMean": 0 } } ] }"#
-        )
-        #expect(rate?.field == "cohorts[0].connectivity.onlineSecondsMean")
-        let crashes = failure(
-            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "crashes": { "appCrashesPerDay": -1 } } ] }"#
-        )
-        #expect(crashes?.code == .outOfRange)
-        #expect(crashes?.field == "cohorts[0].crashes.appCrashesPerDay")
-        let serverWide = failure(
-            #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "crashes": { "serverRestartSeconds": 5 } } ] }"#
-        )
-        #expect(serverWide?.code == .unknownField)
-        #expect(serverWide?.field == "cohorts[0].crashes.serverRestartSeconds")
+        // A field of the cohort's own that is unknown, or out of range: the error names it.
+        let fields: [(fields: String, code: ScenarioError.Code, field: String)] = [
+            (#""workload": { "erasePercent": 5 }"#, .unknownField, "workload.erasePercent"),
+            (
+                #""connectivity": { "onlineSecondsMean": 0 }"#, .outOfRange,
+                "connectivity.onlineSecondsMean"
+            ),
+            (#""crashes": { "appCrashesPerDay": -1 }"#, .outOfRange, "crashes.appCrashesPerDay"),
+            (
+                #""crashes": { "serverRestartSeconds": 5 }"#, .unknownField,
+                "crashes.serverRestartSeconds"
+            ),
+        ]
+        for (fields, code, field) in fields {
+            let error = failure(
+                #"{ "cohorts": [ { "name": "a", "clientsPercent": 10, "# + fields + " } ] }")
+            #expect(error?.code == code, "\(fields)")
+            #expect(error?.field == "cohorts[0]." + field, "\(fields)")
+        }
     }
 
     /// An app version: a cohort with its own crash rate and manual handling. Only its apps
