@@ -117,8 +117,11 @@ public struct Replica: Sendable {
             }
         }
         var objectSum: UInt64 = 0
-        for record in objects.records {
-            objectSum = objectSum &+ stableMix(recordDigest(record))
+        // Records and fields read in place: copies would retain their arrays one by one.
+        objects.records.withUnsafeBufferPointer { records in
+            for index in records.indices {
+                objectSum = objectSum &+ stableMix(recordDigest(records[index]))
+            }
         }
         digest = stableCombine(digest, UInt64(objects.count))
         return stableCombine(digest, objectSum)
@@ -163,17 +166,19 @@ public struct Replica: Sendable {
 
     private func recordDigest(_ record: ObjectRecord) -> UInt64 {
         var digest = record.hash
-        for slot in record.fields {
-            digest = stableCombine(digest, UInt64(slot.field))
-            switch slot.content {
-            case .scalar(let value):
-                digest = stableCombine(digest, stableHash(value))
-            case .list(let elements):
-                digest = stableCombine(digest, 0x4C49_5354 ^ UInt64(elements.count))
-                for element in elements { digest = stableCombine(digest, stableHash(element)) }
-            case .set(let elements):
-                digest = stableCombine(digest, 0x5345_5400 ^ UInt64(elements.count))
-                for element in elements { digest = stableCombine(digest, stableHash(element)) }
+        record.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                digest = stableCombine(digest, UInt64(fields[index].field))
+                switch fields[index].content {
+                case .scalar(let value):
+                    digest = stableCombine(digest, stableHash(value))
+                case .list(let elements):
+                    digest = stableCombine(digest, 0x4C49_5354 ^ UInt64(elements.count))
+                    for element in elements { digest = stableCombine(digest, stableHash(element)) }
+                case .set(let elements):
+                    digest = stableCombine(digest, 0x5345_5400 ^ UInt64(elements.count))
+                    for element in elements { digest = stableCombine(digest, stableHash(element)) }
+                }
             }
         }
         return digest
@@ -202,7 +207,9 @@ extension Replica {
     public func debugDump() -> String {
         var lines: [String] = []
         for table in tables {
-            lines.append("table \(table.table) pk=\(table.primaryKeyField) columns=\(table.columns.map { "\($0.field):\($0.type)\($0.collection == .single ? "" : "[\($0.collection)]")" })")
+            lines.append(
+                "table \(table.table) pk=\(table.primaryKeyField) columns=\(table.columns.map { "\($0.field):\($0.type)\($0.collection == .single ? "" : "[\($0.collection)]")" })"
+            )
         }
         var records = Array(objects.records)
         records.sort { $0.object < $1.object }
@@ -211,10 +218,12 @@ extension Replica {
                 switch slot.content {
                 case .scalar(let value): "\(slot.field)=\(value)"
                 case .list(let elements): "\(slot.field)=\(Array(elements))"
-                case .set(let elements): "\(slot.field)={\(elements.map { "\($0)" }.joined(separator: ","))}"
+                case .set(let elements):
+                    "\(slot.field)={\(elements.map { "\($0)" }.joined(separator: ","))}"
                 }
             }
-            lines.append("  \(record.object.table)/\(record.object.key): \(fields.joined(separator: " "))")
+            lines.append(
+                "  \(record.object.table)/\(record.object.key): \(fields.joined(separator: " "))")
         }
         return lines.joined(separator: "\n")
     }

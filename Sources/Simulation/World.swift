@@ -563,8 +563,10 @@ public final class World {
     func clientWrite(_ event: Event) {
         let client = Int(event.subject)
         guard !healing, event.generation == clients[client].writeGeneration else { return }
-        let instructions = workload.nextWrite(
-            replica: clients[client].sync.replica, stream: workloadStreams[client])
+        // The replica read in place: a copy would retain its storage at every write.
+        let instructions = clients.withUnsafeBufferPointer { all in
+            workload.nextWrite(replica: all[client].sync.replica, stream: workloadStreams[client])
+        }
         let writeID = ledger.recordWrite(client: UInt32(client))
         writeDetails?.made(at: now)
         clients[client].counters.writesMade += 1

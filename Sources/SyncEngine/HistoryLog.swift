@@ -28,10 +28,34 @@ public struct HistoryLog: RandomAccessCollection, Sendable {
         return chunks[slot >> Self.chunkShift][slot & (Self.chunkCapacity - 1)]
     }
 
-    /// Appends an entry; copies at most the last chunk when a backup shares it.
+    /// Calls `body` with each entry from `position` on, in order, read where it is stored: an
+    /// entry is copied (its changeset's arrays retained) only if `body` copies it.
+    @inline(__always)
+    public func forEach(
+        from position: Int, _ body: (borrowing ServerHistoryEntry) throws -> Void
+    ) rethrows {
+        precondition(position >= 0 && position <= count, "history index out of range")
+        var slot = position + dropped
+        let end = count + dropped
+        while slot < end {
+            let chunk = slot >> Self.chunkShift
+            let upTo = Swift.min(end, (chunk + 1) << Self.chunkShift)
+            let (first, last) = (slot & (Self.chunkCapacity - 1), upTo - (chunk << Self.chunkShift))
+            try chunks[chunk].withUnsafeBufferPointer { entries in
+                for offset in first..<last { try body(entries[offset]) }
+            }
+            slot = upTo
+        }
+    }
+
+    /// Appends an entry; copies at most the last chunk when a backup shares it. A new chunk is
+    /// made with room for all its entries, so that it never grows by copying.
     public mutating func append(_ entry: ServerHistoryEntry) {
         if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkCapacity {
-            chunks.append([entry])
+            var chunk = ContiguousArray<ServerHistoryEntry>()
+            chunk.reserveCapacity(Self.chunkCapacity)
+            chunk.append(entry)
+            chunks.append(chunk)
         } else {
             chunks[chunks.count - 1].append(entry)
         }

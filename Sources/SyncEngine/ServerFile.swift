@@ -204,9 +204,8 @@ public struct ServerFile: Sendable {
         var entries = ContiguousArray<DownloadEntry>()
         var payloadBytes = 0
         var ownVersion = cursor.lastIntegratedClientVersion
-        var index = Int(cursor.serverVersion - historyBase.version)
-        while index < history.count {
-            let entry = history[index]
+        // Entries read in place: only the changesets sent are copied.
+        history.forEach(from: Int(cursor.serverVersion - historyBase.version)) { entry in
             if entry.changeset.originFileIdent == ident {
                 ownVersion = entry.changeset.lastIntegratedRemoteVersion
             } else {
@@ -218,7 +217,6 @@ public struct ServerFile: Sendable {
                 changeset.lastIntegratedRemoteVersion = ownVersion
                 entries.append(changeset)
             }
-            index += 1
         }
         return DownloadMessage(
             cursor: DownloadCursor(
@@ -228,13 +226,20 @@ public struct ServerFile: Sendable {
 
     // MARK: - Client max offline time
 
+    /// Whether client file `ident` (in range) expired; nil when the server has no record of it.
+    /// Read in place: the record's arrays are not retained.
+    @inline(__always)
+    private func isExpired(_ ident: UInt64) -> Bool? {
+        clientFiles.withUnsafeBufferPointer { $0[Int(ident)]?.expired }
+    }
+
     /// The server heard from client file `ident` at `now`; `locked` is the
     /// `locked_server_version` its message reported (nil when it carried none). An unknown or
     /// expired file is left as it is.
     public mutating func noteSeen(_ ident: UInt64, at now: UInt64, locked: UInt64?) {
         // Mutated in place (optional chaining), so the record's arrays are not copied.
         guard ident >= 1, ident < UInt64(clientFiles.count),
-            clientFiles[Int(ident)]?.expired == false
+            isExpired(ident) == false
         else { return }
         let slot = Int(ident)
         clientFiles[slot]!.lastSeenNs = max(clientFiles[slot]!.lastSeenNs, now)
@@ -287,9 +292,7 @@ public struct ServerFile: Sendable {
         nextSalt: () -> UInt64
     ) -> UploadOutcome {
         var outcome = UploadOutcome()
-        guard ident >= 1, ident < UInt64(clientFiles.count),
-            let expired = clientFiles[Int(ident)]?.expired
-        else {
+        guard ident >= 1, ident < UInt64(clientFiles.count), let expired = isExpired(ident) else {
             outcome.error = ProtocolError(code: .badClientFileIdent, action: .clientReset)
             return outcome
         }
@@ -371,9 +374,7 @@ public struct ServerFile: Sendable {
         var concurrentVersions = ContiguousArray<UInt64>()
         var concurrent = ContiguousArray<Changeset>()
         var overrideIndex = 0
-        var index = Int(base - historyBase.version)
-        while index < history.count {
-            let entry = history[index]
+        history.forEach(from: Int(base - historyBase.version)) { entry in
             let version = entry.changeset.version
             if entry.changeset.originFileIdent != ident {
                 while overrideIndex < record.reciprocalVersions.count,
@@ -390,7 +391,6 @@ public struct ServerFile: Sendable {
                 }
                 concurrentVersions.append(version)
             }
-            index += 1
         }
 
         if !concurrent.isEmpty {

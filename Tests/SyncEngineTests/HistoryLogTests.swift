@@ -21,6 +21,13 @@ import Testing
         // Each entry's encoded length is its number: the running total is the array's sum.
         #expect(log.encodedBytes == array.reduce(0, +), "\(context)")
         if let last = array.last { #expect(log[log.count - 1].writeID == UInt64(last)) }
+        // `forEach(from:)`, which reads entries in place chunk by chunk, gives the same entries
+        // from any position (the first, one inside, the end).
+        for from in Set([0, array.count / 3, array.count]).sorted() {
+            var read: [Int] = []
+            log.forEach(from: from) { read.append(Int($0.writeID)) }
+            #expect(read == Array(array[from...]), "\(context), from \(from)")
+        }
     }
 
     @Test func itHoldsWhatAnArrayHoldsUnderAppendsAndDrops() {
