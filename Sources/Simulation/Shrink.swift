@@ -172,7 +172,7 @@ public struct Shrinker {
         "workload.listPercent=0", "workload.addIntegerPercent=0", "workload.erasePercent=0",
         "network.latencySigma=0", "server.clientMaxOfflineSeconds=0",
         "workload.keyDistribution=\"uniform\"", "network.bandwidthBytesPerSecond=0",
-        "server.egressBytesPerSecond=0", "server.backupRetentionSeconds=0",
+        "server.egressBytesPerSecond=0", "server.backupRetentionSeconds=0", "cohorts=[]",
     ]
 
     /// Shrinks the failing run `start`. When it does not fail, the report holds that one trial

@@ -1190,8 +1190,9 @@ public final class World {
     /// it at once, or at its next launch (`clientReset.manualHandling`); during healing, at once.
     func scheduleFileAction(_ client: UInt32) {
         var delay: UInt64 = 0
-        let group = groups[Int(clients[Int(client)].group)]
-        let handling = group.manualHandling ?? scenario.clientReset.manualHandling
+        let handling =
+            groups[Int(clients[Int(client)].group)].manualHandling
+            ?? scenario.clientReset.manualHandling
         if handling == .nextLaunch, !healing {
             delay = Time.nanoseconds(
                 seconds: appStreams[Int(client)].exponential(

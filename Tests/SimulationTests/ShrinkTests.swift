@@ -80,6 +80,27 @@ import Testing
             })
     }
 
+    /// Cohorts the failure does not need are dropped (`cohorts=[]`); those it needs are kept.
+    @Test func cohortsAreDroppedWhenTheFailureDoesNotNeedThem() throws {
+        let cohorts =
+            #"cohorts=[{"name":"old","clientsPercent":40,"clientReset":{"mode":"manual"}}]"#
+        for needed in [false, true] {
+            let shrinker = self.shrinker(run: { scenario in
+                let fails = !needed || scenario.cohorts.contains { $0.resetMode == .manual }
+                let size = UInt64(scenario.clientsCount) * scenario.durationSeconds
+                return ShrinkOutcome(
+                    failures: fails ? ["a check failed"] : [],
+                    digest: String(size, radix: 16), faults: scenario.faults, events: size)
+            })
+            let start = ShrinkInput(clients: 10, durationSeconds: 86_400, settings: [cohorts])
+            let report = shrinker.shrink(start)
+            let scenario = try shrinker.scenario(for: report.result.input)
+            #expect(scenario.cohorts.isEmpty == !needed, "needed: \(needed)")
+            let step = report.trials.first { $0.step == "set cohorts=[]" }
+            #expect(step?.verdict == (needed ? .passed : .kept), "needed: \(needed)")
+        }
+    }
+
     /// The search finds the planted condition's edge: 3 clients, the restore alone, list edits
     /// kept and every other feature off, and each step it kept fails the same way.
     @Test func theSearchFindsTheSmallestFailingRunOfItsSteps() throws {
