@@ -103,10 +103,9 @@ public struct WorkloadSpec: Sendable, Equatable {
 /// A cohort: a share of the clients with their own online and offline periods, write rates,
 /// reset mode and handling, and crash rate (field workers offline for hours, office users
 /// always online, an app version still on `manual` that crashes more), so that results can say
-/// for whom resets come and data is lost. Fields a
-/// cohort leaves out take the scenario's. Cohorts take consecutive client indices, in the order
-/// listed (client i syncs partition i mod `partitionsCount`, so a cohort spreads over the
-/// partitions); no draw decides them.
+/// for whom resets come and data is lost. Fields a cohort leaves out take the scenario's.
+/// Cohorts take consecutive client indices, in the order listed (client i syncs partition
+/// i mod `partitionsCount`, so a cohort spreads over the partitions); no draw decides them.
 public struct CohortSpec: Sendable, Equatable {
     public var name: String
     /// The share of the clients, in percent: clients ⌊N·(before)/100⌋ ..< ⌊N·(before + this)/100⌋,

@@ -173,10 +173,10 @@ public final class World {
     /// The sync server is down (crashed) until this time; 0 when it is up.
     var serverDownUntil: UInt64 = 0
     /// With `server.egressBytesPerSecond` set: the server's messages waiting for its egress
-    /// link, in the order sent; the first is on the wire while `egressBusy`, until its
-    /// `.egressDone` event of generation `egressGeneration` (bumped when it is cut short).
+    /// link, in the order sent. The first is on the wire (the link is busy exactly while the
+    /// queue is not empty), until its `.egressDone` event of generation `egressGeneration`
+    /// (bumped when it is cut short).
     var egressQueue = Deque<EgressItem>()
-    var egressBusy = false
     var egressGeneration: UInt32 = 0
     /// The bytes in `egressQueue` (the one on the wire included).
     var egressBacklogBytes: UInt64 = 0
@@ -816,20 +816,17 @@ public final class World {
         let item = EgressItem(
             client: client, epoch: clients[slot].epoch, message: allocate(.toClient(message)),
             bytes: bytes, latency: latency(slot), freshCopy: message.isFreshCopy)
+        let idle = egressQueue.isEmpty
         egressQueue.append(item)
         clients[slot].egressQueued += 1
         egressBacklogBytes += bytes
         counters.egressBacklogPeakBytes = max(counters.egressBacklogPeakBytes, egressBacklogBytes)
-        if !egressBusy { startEgress() }
+        if idle { startEgress() }
     }
 
     /// Puts the first queued message on the egress wire, if any.
     func startEgress() {
-        guard let head = egressQueue.first else {
-            egressBusy = false
-            return
-        }
-        egressBusy = true
+        guard let head = egressQueue.first else { return }
         queue.schedule(
             at: now + World.transmissionNs(head.bytes, scenario.server.egressBytesPerSecond),
             .egressDone, subject: head.client, generation: egressGeneration)
@@ -855,7 +852,7 @@ public final class World {
     /// `client`'s session ended: its messages leave the egress queue unsent, and the one on
     /// the wire, if it is one of them, is cut short (the link is free now).
     func dropEgress(of client: UInt32) {
-        let onWire = egressBusy && egressQueue.first?.client == client
+        let onWire = egressQueue.first?.client == client
         var kept = Deque<EgressItem>()
         kept.reserveCapacity(egressQueue.count)
         for item in egressQueue {
