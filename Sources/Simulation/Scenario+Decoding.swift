@@ -193,8 +193,7 @@ extension Scenario {
         }
         if var sub = try reader.object("crashes") {
             var c = CrashSpec()
-            c.appCrashesPerDay = try sub.number(
-                "appCrashesPerDay", default: c.appCrashesPerDay, range: 0...86_400)
+            c.appCrashesPerDay = try Self.appCrashRate(&sub, default: c.appCrashesPerDay)
             c.appRelaunchSecondsMean = try sub.number(
                 "appRelaunchSecondsMean", default: c.appRelaunchSecondsMean, range: 0.001...1e9)
             c.serverRestartSeconds = try sub.unsigned(
@@ -342,6 +341,13 @@ extension Scenario {
         )
     }
 
+    /// The `appCrashesPerDay` of a `crashes` object (the scenario's or a cohort's).
+    static func appCrashRate(_ sub: inout FieldReader, default rate: Double)
+        throws(ScenarioError) -> Double
+    {
+        try sub.number("appCrashesPerDay", default: rate, range: 0...86_400)
+    }
+
     /// A `connectivity` object (the scenario's or a cohort's).
     static func connectivity(_ sub: inout FieldReader, defaults: ConnectivitySpec)
         throws(ScenarioError) -> ConnectivitySpec
@@ -391,8 +397,8 @@ extension Scenario {
                 try reset.finish()
             }
             if var crashes = try sub.object("crashes") {
-                cohort.appCrashesPerDay = try crashes.number(
-                    "appCrashesPerDay", default: cohort.appCrashesPerDay, range: 0...86_400)
+                cohort.appCrashesPerDay = try Self.appCrashRate(
+                    &crashes, default: cohort.appCrashesPerDay)
                 try crashes.finish()
             }
             if var workload = try sub.object("workload") {
