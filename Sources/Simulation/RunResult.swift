@@ -121,7 +121,7 @@ public struct RunResult: Sendable {
     }
 
     /// Whether the scenario has cohorts (otherwise every client is in the rest).
-    public var hasCohorts: Bool { groups.count > 1 || groups.first?.name != CohortSpec.restName }
+    public var hasCohorts: Bool { CohortSpec.areCohorts(groups) }
 
     /// Client `index`'s writes in each ledger state, in `WriteState` order.
     public func writes(ofClient index: Int) -> [UInt64] {

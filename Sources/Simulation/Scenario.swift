@@ -141,6 +141,11 @@ public struct CohortSpec: Sendable, Equatable {
 
     /// The name results give the clients no cohort takes.
     public static let restName = "rest"
+
+    /// Whether `groups` (`Scenario.clientGroups`) are cohorts, and not only the rest.
+    public static func areCohorts(_ groups: [CohortSpec]) -> Bool {
+        groups.count > 1 || groups.first?.name != restName
+    }
 }
 
 extension Scenario {

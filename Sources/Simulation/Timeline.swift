@@ -40,6 +40,9 @@ public struct TimelineSample: Sendable, Equatable {
     /// (bytes; a count), and the bytes in the queue at its end (0 with an unlimited egress).
     public var egressBytesDropped: UInt64 = 0
     public var egressQueueBytes: UInt64 = 0
+    /// Per cohort, the rest last (`Scenario.clientGroups`): the same figures for its clients.
+    /// Empty when the scenario has no cohorts.
+    public var cohorts: [CohortTimelineFigures] = []
 
     public init(endNs: UInt64) { self.endNs = endNs }
 
@@ -77,6 +80,21 @@ public struct TimelineSample: Sendable, Equatable {
         }
     }
 
+    /// The columns of `timeline.csv` after `end_ns` and before `events`, for a run with
+    /// `cohorts` groups (0 without cohorts): `figureColumns`, then each cohort's
+    /// (`cohort<k>_<column>`, in `CohortTimelineFigures.columns` order).
+    public static func columns(cohorts: Int) -> [String] {
+        figureColumns
+            + (0..<cohorts).flatMap { index in
+                CohortTimelineFigures.columns.map { "cohort\(index)_\($0)" }
+            }
+    }
+
+    /// `figures`, then each cohort's, in `columns(cohorts:)` order.
+    public var allFigures: [UInt64] {
+        figures + cohorts.flatMap(\.figures)
+    }
+
     /// These counts, as running totals since the run began, less `earlier`'s: the counts of
     /// the interval between them. The state figures and the events are left as they are.
     func counts(since earlier: TimelineSample) -> TimelineSample {
@@ -94,6 +112,61 @@ public struct TimelineSample: Sendable, Equatable {
         interval.messagesLost -= earlier.messagesLost
         interval.appCrashes -= earlier.appCrashes
         interval.egressBytesDropped -= earlier.egressBytesDropped
+        if earlier.cohorts.count == cohorts.count {
+            for index in cohorts.indices {
+                interval.cohorts[index] = cohorts[index].counts(since: earlier.cohorts[index])
+            }
+        }
+        return interval
+    }
+}
+
+/// One cohort's figures in an interval of a run's timeline (`TimelineSample.cohorts`): its
+/// clients' share of the run-wide figures of the same names.
+public struct CohortTimelineFigures: Sendable, Equatable {
+    /// Counts in the interval.
+    public var writesMade: UInt64 = 0
+    public var resetsStarted: UInt64 = 0
+    public var resetsEnded: UInt64 = 0
+    public var appCrashes: UInt64 = 0
+    /// At the interval's end.
+    public var clientsOnline: UInt64 = 0
+    public var clientsSyncing: UInt64 = 0
+    public var clientsInReset: UInt64 = 0
+
+    public init() {}
+
+    /// The names of `figures`, snake_case (after `cohort<k>_` in `timeline.csv`).
+    public static let columns = [
+        "writes_made", "resets_started", "resets_ended", "app_crashes", "clients_online",
+        "clients_syncing", "clients_in_reset",
+    ]
+
+    /// The figures in `columns` order (set: as many, in that order).
+    public var figures: [UInt64] {
+        get {
+            [
+                writesMade, resetsStarted, resetsEnded, appCrashes, clientsOnline, clientsSyncing,
+                clientsInReset,
+            ]
+        }
+        set {
+            precondition(newValue.count == Self.columns.count, "one value per cohort figure")
+            (writesMade, resetsStarted, resetsEnded, appCrashes) =
+                (newValue[0], newValue[1], newValue[2], newValue[3])
+            (clientsOnline, clientsSyncing, clientsInReset) = (
+                newValue[4], newValue[5], newValue[6]
+            )
+        }
+    }
+
+    /// Running totals less `earlier`'s (the counts only; see `TimelineSample.counts`).
+    func counts(since earlier: CohortTimelineFigures) -> CohortTimelineFigures {
+        var interval = self
+        interval.writesMade -= earlier.writesMade
+        interval.resetsStarted -= earlier.resetsStarted
+        interval.resetsEnded -= earlier.resetsEnded
+        interval.appCrashes -= earlier.appCrashes
         return interval
     }
 }

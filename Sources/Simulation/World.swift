@@ -106,6 +106,10 @@ public struct ClientCounters: Sendable, Equatable {
     public var resetDowntimeNs: UInt64 = 0
     /// Times the app crashed (random crashes and `appCrash` faults).
     public var appCrashes: UInt64 = 0
+    /// Client resets that began (the first error of each) and that ended (the file synced
+    /// again), as the run's `resetsStarted` and `resetDurationsNs` count them.
+    public var resetsStarted: UInt64 = 0
+    public var resetsEnded: UInt64 = 0
     /// Network outages that cut this client off.
     public var outagesCutOff: UInt64 = 0
     public init() {}
@@ -399,11 +403,25 @@ public final class World {
     /// previous sample, and the state now. Reads the world only.
     func sampleTimeline(endingAt end: UInt64) {
         var totals = TimelineSample(endNs: end)
+        if CohortSpec.areCohorts(groups) {
+            totals.cohorts = Array(repeating: CohortTimelineFigures(), count: groups.count)
+        }
         for client in clients {
+            let (online, syncing, inReset) =
+                (client.online, client.sync.session == .active, client.resetSince != nil)
             totals.writesMade += client.counters.writesMade
-            if client.online { totals.clientsOnline += 1 }
-            if client.sync.session == .active { totals.clientsSyncing += 1 }
-            if client.resetSince != nil { totals.clientsInReset += 1 }
+            if online { totals.clientsOnline += 1 }
+            if syncing { totals.clientsSyncing += 1 }
+            if inReset { totals.clientsInReset += 1 }
+            guard !totals.cohorts.isEmpty else { continue }
+            let group = Int(client.group)
+            totals.cohorts[group].writesMade += client.counters.writesMade
+            totals.cohorts[group].resetsStarted += client.counters.resetsStarted
+            totals.cohorts[group].resetsEnded += client.counters.resetsEnded
+            totals.cohorts[group].appCrashes += client.counters.appCrashes
+            if online { totals.cohorts[group].clientsOnline += 1 }
+            if syncing { totals.cohorts[group].clientsSyncing += 1 }
+            if inReset { totals.cohorts[group].clientsInReset += 1 }
         }
         totals.uploads = counters.uploads
         totals.downloads = counters.downloads
@@ -1039,6 +1057,7 @@ public final class World {
             digest.fold(0xC0 | UInt64(client) << 8, UInt64(cause.rawValue))
             if clients[slot].resetSince == nil {
                 clients[slot].resetSince = now
+                clients[slot].counters.resetsStarted += 1
                 resetsStarted += 1
             }
             if reaction.integrationFailure {
@@ -1064,6 +1083,7 @@ public final class World {
                 // discarded, or a new file after the app's file action).
                 clients[slot].resetSince = nil
                 resetDurationsNs.append(now - since)
+                clients[slot].counters.resetsEnded += 1
                 clients[slot].counters.resetDowntimeNs += now - since
             }
             clients[slot].backoffFailures = 0

@@ -72,7 +72,7 @@ public struct RunCommand: ParsableCommand {
             Write DIR/timeline.csv: per interval of simulated time (seconds, or a number with \
             s, m, h or d), what happened in it (writes, uploads, resets begun and ended, \
             faults) and the state at its end (clients online, syncing, in a reset; history \
-            held). Never changes a run.
+            held), run-wide and per cohort. Never changes a run.
             """, valueName: "I"))
     public var timelineInterval: String?
 
@@ -229,10 +229,12 @@ public struct RunCommand: ParsableCommand {
     /// `timeline.csv`: a header and one record per sample (RFC 4180, as every CSV file here):
     /// `end_ns`, the figures (`TimelineSample.figureColumns`) and `events`.
     static func timelineText(_ samples: [TimelineSample]) -> String {
-        CSV.line(["end_ns"] + TimelineSample.figureColumns + ["events"])
+        let cohorts = samples.first?.cohorts.count ?? 0
+        precondition(samples.allSatisfy { $0.cohorts.count == cohorts }, "one set of cohorts")
+        return CSV.line(["end_ns"] + TimelineSample.columns(cohorts: cohorts) + ["events"])
             + samples.map { sample in
                 CSV.line(
-                    [String(sample.endNs)] + sample.figures.map(String.init)
+                    [String(sample.endNs)] + sample.allFigures.map(String.init)
                         + [sample.events.joined(separator: ";")])
             }.joined()
     }

@@ -11,12 +11,19 @@ enum SweepTimeline {
         "timelines/variant-\(variant)-seed-\(seed).csv"
     }
 
-    /// The samples of a timeline file as `RunCommand.timelineText` writes it, or nil when the
-    /// text is not one (another header, or a malformed row).
+    /// The samples of a timeline file as `RunCommand.timelineText` writes it (with or without
+    /// cohort columns), or nil when the text is not one (another header, or a malformed row).
     static func parse(_ text: String) -> [TimelineSample]? {
         let lines = text.split(separator: "\r\n", omittingEmptySubsequences: true)
-        let header = ["end_ns"] + TimelineSample.figureColumns + ["events"]
-        guard lines.first.map(String.init) == header.joined(separator: ",") else { return nil }
+        guard let first = lines.first else { return nil }
+        let columns = first.split(separator: ",", omittingEmptySubsequences: false).count
+        let perCohort = CohortTimelineFigures.columns.count
+        let cohortColumns = columns - 2 - TimelineSample.figureColumns.count
+        guard cohortColumns >= 0, cohortColumns % perCohort == 0 else { return nil }
+        let cohorts = cohortColumns / perCohort
+        let header = ["end_ns"] + TimelineSample.columns(cohorts: cohorts) + ["events"]
+        guard String(first) == header.joined(separator: ",") else { return nil }
+        let fixed = TimelineSample.figureColumns.count
         var samples: [TimelineSample] = []
         for line in lines.dropFirst() {
             let cells = line.split(separator: ",", omittingEmptySubsequences: false)
@@ -27,7 +34,13 @@ enum SweepTimeline {
                 numbers.append(number)
             }
             var sample = TimelineSample(endNs: numbers[0])
-            sample.figures = Array(numbers.dropFirst())
+            sample.figures = Array(numbers[1...fixed])
+            sample.cohorts = (0..<cohorts).map { index in
+                var figures = CohortTimelineFigures()
+                let from = 1 + fixed + index * perCohort
+                figures.figures = Array(numbers[from..<(from + perCohort)])
+                return figures
+            }
             sample.events =
                 cells.last!.isEmpty ? [] : cells.last!.split(separator: ";").map(String.init)
             samples.append(sample)
@@ -39,19 +52,23 @@ enum SweepTimeline {
     /// is the rest of the run), the variant's label columns, `runs` (seeds with that row),
     /// the mean over them of `end_ns` and of every figure (`<column>_mean`, six decimals), and
     /// `events`: the events any of them had in it, in order of first appearance.
-    /// `timelines[v]` holds variant `v`'s runs' timelines in seed order.
+    /// `timelines[v]` holds variant `v`'s runs' timelines in seed order. The cohort columns
+    /// are those of the variant with the most cohorts; a variant with fewer leaves the others
+    /// empty.
     static func text(labels: [[SweepLabel]], timelines: [[[TimelineSample]]]) -> String {
         let labelColumns = labels.first?.map(\.column) ?? []
+        let cohorts = timelines.joined().compactMap { $0.first?.cohorts.count }.max() ?? 0
+        let columns = TimelineSample.columns(cohorts: cohorts)
         var text = CSV.line(
             ["variant"] + labelColumns + ["interval", "runs", "end_ns_mean"]
-                + TimelineSample.figureColumns.map { $0 + "_mean" } + ["events"])
+                + columns.map { $0 + "_mean" } + ["events"])
         for (variant, runs) in timelines.enumerated() {
             let rows = runs.map(\.count).max() ?? 0
             for interval in 0..<rows {
                 let samples = runs.compactMap { interval < $0.count ? $0[interval] : nil }
                 // Means from `Summary` (GSL), as sweep.csv's.
                 let mean = { (values: [UInt64]) in CSV.real(Summary.of(values).mean) }
-                let figures = samples.map(\.figures)
+                let figures = samples.map(\.allFigures)
                 var events: [String] = []
                 for sample in samples {
                     for event in sample.events where !events.contains(event) {
@@ -61,8 +78,10 @@ enum SweepTimeline {
                 text += CSV.line(
                     [String(variant)] + labels[variant].map(\.value)
                         + [String(interval), String(samples.count), mean(samples.map(\.endNs))]
-                        + TimelineSample.figureColumns.indices.map { column in
-                            mean(figures.map { $0[column] })
+                        + columns.indices.map { column in
+                            // A variant's runs share its cohorts: all or none have the column.
+                            figures.allSatisfy { column < $0.count }
+                                ? mean(figures.map { $0[column] }) : ""
                         } + [events.joined(separator: ";")])
             }
         }

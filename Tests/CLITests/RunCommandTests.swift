@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Simulation
 import Testing
 
 @testable import SyncSimCLI
@@ -211,7 +212,8 @@ import Testing
                              "crashes": { "appCrashesPerDay": 48 } } ] }
             """
         try Data(json.utf8).write(to: URL(fileURLWithPath: scenario))
-        #expect(status(["run", scenario, "--out", directory, "--quiet"]) == 0)
+        #expect(
+            status(["run", scenario, "--out", directory, "--quiet", "--timeline", "10m"]) == 0)
         let runs = "\(directory)/runs.csv"
         func number(_ column: String, _ path: String) throws -> [Int] {
             try #require(csvColumn(column, in: path)).map { Int($0)! }
@@ -241,8 +243,35 @@ import Testing
             try number("cohort0_writes_made", runs)[0] * 14 > number("cohort1_writes_made", runs)[0]
                 * 6 * 2)
 
+        // The timeline per cohort: each cohort's counts add up to its runs.csv columns, and
+        // in every row the cohorts' figures add up to the run-wide ones.
+        let timeline = "\(directory)/timeline.csv"
+        for column in ["writes_made", "app_crashes"] {
+            #expect(
+                try number("cohort0_" + column, timeline).reduce(0, +)
+                    == number("cohort0_" + column, runs)[0], "\(column)")
+        }
+        for column in CohortTimelineFigures.columns {
+            let total = try number(column, timeline)
+            let split = zip(try number("cohort0_" + column, timeline),
+                            try number("cohort1_" + column, timeline)).map { $0 + $1 }
+            #expect(split == total, "\(column)")
+        }
+        #expect(try number("resets_started", timeline).reduce(0, +) > 0)
+        #expect(
+            try number("cohort0_resets_ended", timeline).reduce(0, +)
+                + number("cohort1_resets_ended", timeline).reduce(0, +)
+                == number("reset_duration_ns_count", runs)[0])
+        #expect(csvColumn("cohort2_writes_made", in: timeline) == nil)
+        // Read back as written (`sweep` and `combine` average them).
+        let text = String(decoding: try #require(fileBytes(timeline)), as: UTF8.self)
+        let samples = try #require(SweepTimeline.parse(text))
+        #expect(samples.allSatisfy { $0.cohorts.count == 2 })
+        #expect(RunCommand.timelineText(samples) == text)
+
         let plain = try temporaryDirectory()
-        #expect(status(["run", "--out", plain] + Self.small) == 0)
+        #expect(status(["run", "--out", plain, "--timeline", "1h"] + Self.small) == 0)
+        #expect(csvColumn("cohort0_writes_made", in: "\(plain)/timeline.csv") == nil)
         let header = try #require(csvColumn("run_id", in: "\(plain)/runs.csv")).count
         #expect(header == 1)
         #expect(csvColumn("cohort0_clients", in: "\(plain)/runs.csv") == nil)

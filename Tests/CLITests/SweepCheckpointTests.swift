@@ -1,4 +1,5 @@
 import Foundation
+import Simulation
 import Testing
 
 @testable import Measurement
@@ -93,5 +94,42 @@ import Testing
         #expect(
             ComparisonPrinter.parting(
                 (checked, lossy), variants: (1, 1), seed: 2, runs: (ours, ours)) == nil)
+    }
+
+    /// Variants with and without cohorts share one `sweep_timeline.csv`: the cohort columns
+    /// are the most cohorts' ones, empty for a variant without them, and means otherwise.
+    @Test func cohortTimelinesAverageBesideVariantsWithoutCohorts() throws {
+        func sample(_ end: UInt64, cohorts: [[UInt64]]) -> TimelineSample {
+            var sample = TimelineSample(endNs: end)
+            sample.writesMade = cohorts.reduce(0) { $0 + $1[0] } + (cohorts.isEmpty ? 7 : 0)
+            sample.cohorts = cohorts.map { figures in
+                var cohort = CohortTimelineFigures()
+                cohort.figures = figures
+                return cohort
+            }
+            return sample
+        }
+        let plain = [[sample(10, cohorts: [])], [sample(10, cohorts: [])]]
+        let split = [
+            [sample(10, cohorts: [[4, 1, 0, 0, 3, 2, 1], [2, 0, 0, 1, 5, 5, 0]])],
+            [sample(10, cohorts: [[6, 3, 2, 0, 1, 1, 1], [2, 0, 0, 0, 4, 4, 0]])],
+        ]
+        // Written and read back alike.
+        for run in split {
+            #expect(SweepTimeline.parse(RunCommand.timelineText(run)) == run)
+        }
+        let labels = [0, 1].map { [SweepLabel(column: "cohorts", value: "\($0)")] }
+        let text = SweepTimeline.text(labels: labels, timelines: [plain, split])
+        let path = try directories.make() + "/sweep_timeline.csv"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(csvColumn("writes_made_mean", in: path) == ["7.000000", "7.000000"])
+        #expect(csvColumn("cohort0_writes_made_mean", in: path) == ["", "5.000000"])
+        #expect(csvColumn("cohort0_resets_started_mean", in: path) == ["", "2.000000"])
+        #expect(csvColumn("cohort1_clients_online_mean", in: path) == ["", "4.500000"])
+        #expect(csvColumn("cohort2_writes_made_mean", in: path) == nil)
+        // Not a timeline: a cohort's columns cut short.
+        let whole = RunCommand.timelineText(split[0])
+        let cut = whole.replacingOccurrences(of: ",cohort1_clients_in_reset", with: "")
+        #expect(SweepTimeline.parse(cut) == nil)
     }
 }
