@@ -58,6 +58,55 @@ public enum CSV {
         return (negative ? "-" : "") + String(whole) + "." + padding + microsText
     }
 
+    /// The records of RFC 4180 text (CRLF or LF line ends; quoted fields may hold commas,
+    /// doubled quotes and line ends), or nil when a quoted field is not closed or a closing
+    /// quote is followed by something other than a comma or a line end.
+    public static func records(_ text: String) -> [[String]]? {
+        var records: [[String]] = []
+        var record: [String] = []
+        var field = ""
+        var iterator = text.makeIterator()
+        var pending = iterator.next()
+        while let character = pending {
+            pending = iterator.next()
+            switch character {
+            case "\"" where field.isEmpty:
+                // A quoted field: up to the quote not doubled, then a comma or a line end.
+                var closed = false
+                while let inner = pending {
+                    pending = iterator.next()
+                    if inner != "\"" {
+                        field.append(inner)
+                    } else if pending == "\"" {
+                        field.append("\"")
+                        pending = iterator.next()
+                    } else {
+                        closed = true
+                        break
+                    }
+                }
+                guard closed,
+                    pending == nil || pending == "," || pending == "\r\n"
+                        || pending == "\n"
+                else { return nil }
+            case ",":
+                record.append(field)
+                field = ""
+            case "\r\n", "\n":
+                record.append(field)
+                records.append(record)
+                (record, field) = ([], "")
+            default:
+                field.append(character)
+            }
+        }
+        if !field.isEmpty || !record.isEmpty {
+            record.append(field)
+            records.append(record)
+        }
+        return records
+    }
+
     /// The CSV text of a metric value: decimal for integers, `real(_:)` for reals.
     public static func value(_ value: MetricValue) -> String {
         switch value {

@@ -52,6 +52,13 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 315: `export --format svg --metric NAME` names a metric that the sweep's runs do not
     /// have; `available` lists theirs (snake_case).
     case metricNotFound(path: String, metric: String, available: [String])
+    /// 316: a timeline file to draw (`export --timeline`) does not exist.
+    case timelineNotFound(path: String)
+    /// 317: the file is not a timeline `syncsim run` or `sweep` writes (`reason` says how).
+    case notATimeline(path: String, reason: String)
+    /// 318: `export --timeline PATH --metric NAME` names a column the timeline does not have;
+    /// `available` lists its figure columns.
+    case timelineColumnNotFound(path: String, column: String, available: [String])
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -71,6 +78,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .runNotFound: 313
         case .runsNotComparable: 314
         case .metricNotFound: 315
+        case .timelineNotFound: 316
+        case .notATimeline: 317
+        case .timelineColumnNotFound: 318
         }
     }
 
@@ -84,7 +94,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .foreignDatabase(let path), .sweepNotFound(let path, _, _),
             .sweepsNotComparable(let path, _, _), .shardsNotCombinable(let path, _),
             .runNotFound(let path, _, _), .runsNotComparable(let path, _, _),
-            .metricNotFound(let path, _, _):
+            .metricNotFound(let path, _, _), .timelineNotFound(let path),
+            .notATimeline(let path, _), .timelineColumnNotFound(let path, _, _):
             path
         }
     }
@@ -172,6 +183,16 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .metricNotFound(let path, let metric, let available):
             "The sweep in \(path) has no metric '\(metric)'. Give one of its metrics to "
                 + "--metric, as sweep.csv names them: " + available.joined(separator: ", ") + "."
+        case .timelineNotFound(let path):
+            "\(path) does not exist. Point --timeline at a timeline.csv written by `syncsim run "
+                + "--timeline I`, or a sweep_timeline.csv written by `syncsim sweep --timeline I`."
+        case .notATimeline(let path, let reason):
+            "\(path) is not a timeline SyncSim writes: \(reason). Point --timeline at a "
+                + "timeline.csv (`syncsim run --timeline I`) or a sweep_timeline.csv (`syncsim "
+                + "sweep --timeline I`), as written."
+        case .timelineColumnNotFound(let path, let column, let available):
+            "\(path) has no figure column '\(column)'. Give one of its columns to --metric: "
+                + available.joined(separator: ", ") + "."
         }
     }
 

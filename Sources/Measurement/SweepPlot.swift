@@ -158,14 +158,16 @@ public enum SweepPlot {
         var from: Double
         var to: Double
 
-        init(values: [Double], from: Double, to: Double) {
+        /// `padded`: the domain reaches 5 % beyond the values on each side (else it ends at
+        /// them, unless they are all equal).
+        init(values: [Double], from: Double, to: Double, padded: Bool = true) {
             var low = values.min()!
             var high = values.max()!
             if low == high {
                 let spread = Swift.max(abs(low) * 0.1, 1)
                 (low, high) = (low - spread, high + spread)
             }
-            let padding = (high - low) * 0.05
+            let padding = padded ? (high - low) * 0.05 : 0
             (low, high) = (low - padding, high + padding)
             // A step of 1, 2 or 5 times a power of ten, for about five ticks.
             let raw = (high - low) / 5

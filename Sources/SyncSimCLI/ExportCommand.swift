@@ -2,17 +2,19 @@ import ArgumentParser
 import Foundation
 import Measurement
 
-/// `syncsim export`: writes one table of a results database as CSV, or one metric of a sweep
-/// as an SVG chart.
+/// `syncsim export`: writes one table of a results database as CSV, one metric of a sweep
+/// as an SVG chart, or one column of a timeline file as an SVG chart over simulated time.
 ///
 /// The command only parses its arguments and calls `Measurement`. Failures print the
 /// `MeasurementError` (code, path, remedy) to standard error and exit with a sysexits status:
 /// 65 for a file that is not a usable results database or lacks the sweep asked for, 66 for a
-/// missing one, 73 for an output path that cannot be created, 74 for an I/O failure.
+/// missing one, 73 for an output path that cannot be created, 74 for an I/O failure. A timeline
+/// file is read the same way: 66 when missing, 65 when it is not one or lacks the column.
 public struct ExportCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a table of a results database as CSV, or a sweep's metric as SVG.",
+        abstract:
+            "Write a table of a results database as CSV, or a sweep's metric or a timeline's column as SVG.",
         discussion: """
             The runs and clients tables hold deterministic figures only: the same seed and \
             scenario give byte-identical rows. Wall-clock figures are in the timings table alone. \
@@ -20,7 +22,10 @@ public struct ExportCommand: ParsableCommand {
             column and its unit. With --format svg, --table sweep or sweep_paired and --metric \
             NAME, writes a chart of that metric instead: every seed's value per variant (or its \
             difference from variant 0), with the mean and its 95 % confidence interval, the \
-            numbers of sweep.csv and sweep_paired.csv.
+            numbers of sweep.csv and sweep_paired.csv. With --timeline FILE (a timeline.csv or \
+            sweep_timeline.csv) and --metric COLUMN instead of --database, writes a chart of \
+            that column over simulated time: a line for the run, or for each variant's mean, \
+            with the intervals where faults fired marked; --from and --to narrow it.
             """
     )
 
@@ -46,7 +51,24 @@ public struct ExportCommand: ParsableCommand {
         help: ArgumentHelp(
             "The results database written by `syncsim run` or `syncsim sweep`.",
             valueName: "path"))
-    public var database: String
+    public var database: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Instead of --database: a timeline.csv or sweep_timeline.csv to draw a column of (--format svg --metric COLUMN).",
+            valueName: "path"))
+    public var timeline: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --timeline: draw from this simulated time on (seconds, or a number with s, m, h or d; 0: the start).",
+            valueName: "time"))
+    public var from: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --timeline: draw up to this simulated time.", valueName: "time"))
+    public var to: String?
 
     @Option(help: "The output format.")
     public var format: Format = .csv
@@ -68,7 +90,7 @@ public struct ExportCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "With --format svg: the metric to draw, as sweep.csv names it (snake_case).",
+            "With --format svg: the metric to draw, as sweep.csv names it (snake_case); with --timeline, the column (e.g. clients_in_reset, cohort0_clients_in_reset).",
             valueName: "name"))
     public var metric: String?
 
@@ -80,6 +102,39 @@ public struct ExportCommand: ParsableCommand {
     public init() {}
 
     public func validate() throws {
+        if let timeline {
+            if database != nil {
+                throw ValidationError(
+                    "--timeline \(timeline) draws a timeline file, not a database: drop --database, or --timeline."
+                )
+            }
+            if format != .svg || metric == nil {
+                throw ValidationError(
+                    "--timeline draws one column as SVG: add --format svg and --metric COLUMN (e.g. clients_in_reset)."
+                )
+            }
+            if table != .runs || sweep != nil {
+                throw ValidationError(
+                    "--table and --sweep read a database; a timeline file has one table: drop them."
+                )
+            }
+            let (start, end) = (try Self.time(from, "--from"), try Self.time(to, "--to"))
+            if let start, let end, start >= end {
+                throw ValidationError(
+                    "--from \(from!) is not before --to \(to!): give a window that ends after it starts."
+                )
+            }
+            return
+        }
+        if from != nil || to != nil {
+            throw ValidationError(
+                "--from and --to apply to --timeline only; add it, or drop them.")
+        }
+        guard database != nil else {
+            throw ValidationError(
+                "Give --database PATH (a results database), or --timeline PATH (a timeline file to draw)."
+            )
+        }
         if format == .svg && (table != .sweep && table != .sweepPaired || metric == nil) {
             throw ValidationError(
                 "--format svg draws one metric of a sweep: give --table sweep or sweep_paired and --metric NAME (a column of sweep.csv's metric rows, e.g. writes_lost_to_restore)."
@@ -97,13 +152,16 @@ public struct ExportCommand: ParsableCommand {
     }
 
     public func run() throws {
+        let (start, end) = (try Self.time(from, "--from"), try Self.time(to, "--to"))
         do throws(MeasurementError) {
             let text: String
-            if let metric {
+            if let timeline, let metric {
+                text = try Self.timelineSVG(timeline, column: metric, from: start, to: end)
+            } else if let database, let metric {
                 text = try Self.svgText(
                     database: database, table: table, sweep: sweep, metric: metric)
             } else {
-                text = try Self.csvText(database: database, table: table, sweep: sweep)
+                text = try Self.csvText(database: database!, table: table, sweep: sweep)
             }
             if let output {
                 try AtomicFile.write(text, to: output)
@@ -146,15 +204,55 @@ public struct ExportCommand: ParsableCommand {
         return SweepPlot.svg(variants, metric: name, paired: table == .sweepPaired, title: title)
     }
 
+    /// Seconds of simulated time from a `--from` or `--to` value (nil when not given).
+    static func time(_ text: String?, _ option: String) throws(ValidationError) -> Double? {
+        guard let text else { return nil }
+        guard let seconds = text == "0" ? 0 : RunCommand.parseDuration(text) else {
+            throw ValidationError(
+                "\(option) \(text) is not a time: give whole seconds, or a number with s, m, h or d (e.g. 14h)."
+            )
+        }
+        return Double(seconds)
+    }
+
+    /// The SVG chart (`TimelinePlot`) of `column` in the timeline file at `path`, between
+    /// `from` and `to` (seconds; nil: no bound).
+    public static func timelineSVG(
+        _ path: String, column: String, from: Double?, to: Double?
+    ) throws(MeasurementError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .timelineNotFound(path: path)
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw .notATimeline(path: path, reason: "it is not UTF-8 text")
+        }
+        let chart = try TimelinePlot.chart(text, path: path, column: column, from: from, to: to)
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let window =
+            from == nil && to == nil
+            ? "" : ", \(from.map(Self.clock) ?? "start") to \(to.map(Self.clock) ?? "end")"
+        return TimelinePlot.svg(chart, title: "\(name): \(chart.column)\(window)")
+    }
+
+    /// Simulated time as `D:HH:MM:SS` less its zero day (`14:00:00`, `1:02:00:00`).
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(seconds)
+        let (days, hours, minutes, rest) = (
+            whole / 86_400, whole % 86_400 / 3_600, whole % 3_600 / 60, whole % 60
+        )
+        let time = String(format: "%02d:%02d:%02d", hours, minutes, rest)
+        return days > 0 ? "\(days):\(time)" : time
+    }
+
     /// The sysexits status for `error`: 65 `EX_DATAERR`, 66 `EX_NOINPUT`, 73 `EX_CANTCREAT`,
     /// 74 `EX_IOERR`.
     public static func exitStatus(for error: MeasurementError) -> Int32 {
         switch error {
         case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase,
             .sweepNotFound, .sweepsNotComparable, .shardsNotCombinable, .runNotFound,
-            .runsNotComparable, .metricNotFound:
+            .runsNotComparable, .metricNotFound, .notATimeline, .timelineColumnNotFound:
             65
-        case .databaseNotFound: 66
+        case .databaseNotFound, .timelineNotFound: 66
         case .outputNotWritable: 73
         case .databaseFailed, .outputWriteFailed: 74
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Measurement
 
 @testable import SyncSimCLI
 
@@ -35,42 +36,12 @@ func syncsimStatus(_ arguments: [String]) -> Int32 {
 /// The bytes of the file at `path`, or nil.
 func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
-/// The cells of column `name` in the CSV file at `path` (RFC 4180: quoted fields may hold
-/// commas and doubled quotes), one per data row; nil when the file or the column is missing.
+/// The cells of column `name` in the CSV file at `path` (RFC 4180, read by `CSV.records`),
+/// one per data row; nil when the file or the column is missing, or the file is not CSV.
 func csvColumn(_ name: String, in path: String) -> [String]? {
-    guard let data = fileBytes(path) else { return nil }
-    let characters = Array(String(decoding: data, as: UTF8.self))
-    var rows: [[String]] = []
-    var row: [String] = []
-    var field = ""
-    var index = 0
-    while index < characters.count {
-        let character = characters[index]
-        index += 1
-        if character == "\"" {  // a quoted field: up to the lone closing quote
-            while index < characters.count {
-                let inner = characters[index]
-                index += 1
-                if inner != "\"" {
-                    field.append(inner)
-                } else if index < characters.count, characters[index] == "\"" {
-                    field.append("\"")
-                    index += 1
-                } else {
-                    break
-                }
-            }
-        } else if character == "," {
-            row.append(field)
-            field = ""
-        } else if character == "\r\n" || character == "\n" {
-            row.append(field)
-            rows.append(row)
-            (row, field) = ([], "")
-        } else {
-            field.append(character)
-        }
-    }
-    guard let header = rows.first, let column = header.firstIndex(of: name) else { return nil }
+    guard let data = fileBytes(path),
+        let rows = CSV.records(String(decoding: data, as: UTF8.self)),
+        let header = rows.first, let column = header.firstIndex(of: name)
+    else { return nil }
     return rows.dropFirst().map { $0[column] }
 }

@@ -50,19 +50,28 @@ import Testing
     @Test func helpIsVerbatim() {
         let help = SyncSimCommand.helpMessage(for: ExportCommand.self, columns: 100)
         #expect(help == """
-            OVERVIEW: Write a table of a results database as CSV, or a sweep's metric as SVG.
+            OVERVIEW: Write a table of a results database as CSV, or a sweep's metric or a timeline's column as
+            SVG.
 
             The runs and clients tables hold deterministic figures only: the same seed and scenario give
             byte-identical rows. Wall-clock figures are in the timings table alone. CSV follows RFC 4180 (CRLF
             line ends, one header row); docs/results.md lists every column and its unit. With --format svg,
             --table sweep or sweep_paired and --metric NAME, writes a chart of that metric instead: every
             seed's value per variant (or its difference from variant 0), with the mean and its 95 % confidence
-            interval, the numbers of sweep.csv and sweep_paired.csv.
+            interval, the numbers of sweep.csv and sweep_paired.csv. With --timeline FILE (a timeline.csv or
+            sweep_timeline.csv) and --metric COLUMN instead of --database, writes a chart of that column over
+            simulated time: a line for the run, or for each variant's mean, with the intervals where faults
+            fired marked; --from and --to narrow it.
 
-            USAGE: syncsim export --database <path> [--format <format>] [--table <table>] [--sweep <id>] [--metric <name>] [--output <path>]
+            USAGE: syncsim export [--database <path>] [--timeline <path>] [--from <time>] [--to <time>] [--format <format>] [--table <table>] [--sweep <id>] [--metric <name>] [--output <path>]
 
             OPTIONS:
               --database <path>       The results database written by `syncsim run` or `syncsim sweep`.
+              --timeline <path>       Instead of --database: a timeline.csv or sweep_timeline.csv to draw a
+                                      column of (--format svg --metric COLUMN).
+              --from <time>           With --timeline: draw from this simulated time on (seconds, or a number
+                                      with s, m, h or d; 0: the start).
+              --to <time>             With --timeline: draw up to this simulated time.
               --format <format>       The output format. (values: csv, svg; default: csv)
               --table <table>         The table to write: runs (one row per run), clients (one row per client
                                       of a run), timings (wall-clock figures, not deterministic), sweep or
@@ -71,7 +80,9 @@ import Testing
                                       timings, sweep, sweep_paired, sweeps; default: runs)
               --sweep <id>            With --table sweep or sweep_paired: the sweep (its sweep_id). Default:
                                       the last one.
-              --metric <name>         With --format svg: the metric to draw, as sweep.csv names it (snake_case).
+              --metric <name>         With --format svg: the metric to draw, as sweep.csv names it
+                                      (snake_case); with --timeline, the column (e.g. clients_in_reset,
+                                      cohort0_clients_in_reset).
               --output <path>         Write to this file, atomically, instead of standard output.
               -h, --help              Show help information.
 

@@ -108,4 +108,70 @@ import Testing
             #expect(syncsimStatus(["export", "--database", database] + arguments) == 64)
         }
     }
+
+    @Test func aTimelinesColumnIsDrawnOverSimulatedTime() throws {
+        let sweep = try directories.make()
+        let restore = #"[{"kind":"restoreFromBackup","atSeconds":5400}]"#
+        #expect(
+            syncsimStatus([
+                "sweep", "--seeds", "2", "--clients", "8", "--duration", "3h", "--quiet",
+                "--backup-intervals", "1h", "--vary", "faults=[[],\(restore)]", "--timeline",
+                "15m", "--out", sweep,
+            ]) == 0)
+        let charts = try directories.make()
+        let export = { (file: String, column: String, extra: [String], name: String) in
+            syncsimStatus(
+                [
+                    "export", "--timeline", file, "--format", "svg", "--metric", column,
+                    "--output", "\(charts)/\(name)",
+                ] + extra)
+        }
+        let text = { (name: String) throws -> String in
+            String(decoding: try #require(fileBytes("\(charts)/\(name)")), as: UTF8.self)
+        }
+        // A run's timeline: one line, a point per row, the restore marked.
+        let run = sweep + "/timelines/variant-1-seed-1.csv"
+        #expect(export(run, "resets_started", [], "run.svg") == 0)
+        let chart = try text("run.svg")
+        let counts = try #require(Elements.count(chart))
+        #expect(counts["polyline"] == 1 && counts["svg"] == 1)
+        let rows = try #require(csvColumn("resets_started", in: run)).count
+        let points = try #require(
+            chart.components(separatedBy: "<polyline points=\"").dropFirst().first?
+                .prefix { $0 != "\"" })
+        #expect(points.split(separator: " ").count == rows)
+        #expect(chart.contains(">restoreFromBackup</text>"))
+        #expect(export(run, "resets_started", [], "again.svg") == 0)
+        #expect(try text("again.svg") == chart)
+        // The sweep's: a line per variant; a window of an hour from 1 h keeps four rows each.
+        let means = sweep + "/sweep_timeline.csv"
+        #expect(export(means, "clients_in_reset", ["--from", "1h", "--to", "2h"], "sweep.svg") == 0)
+        let drawn = try text("sweep.svg")
+        #expect(try #require(Elements.count(drawn))["polyline"] == 2)
+        #expect(drawn.contains("clients_in_reset_mean, 01:00:00 to 02:00:00"))
+        for line in drawn.components(separatedBy: "<polyline points=\"").dropFirst() {
+            #expect(line.prefix { $0 != "\"" }.split(separator: " ").count == 4)
+        }
+
+        // Refused, nothing written: a file that is missing (66), not a timeline or without
+        // the column (65); and usage errors (64).
+        let missing = "\(charts)/missing.svg"
+        #expect(export("\(sweep)/nope.csv", "uploads", [], "missing.svg") == 66)
+        #expect(export("\(sweep)/runs.csv", "uploads", [], "missing.svg") == 65)
+        #expect(export(run, "no_such_column", [], "missing.svg") == 65)
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        for arguments in [
+            ["export", "--timeline", run, "--metric", "uploads"],
+            ["export", "--timeline", run, "--format", "svg"],
+            ["export", "--timeline", run, "--format", "svg", "--metric", "uploads", "--database", "x"],
+            ["export", "--timeline", run, "--format", "svg", "--metric", "uploads", "--sweep", "1"],
+            ["export", "--timeline", run, "--format", "svg", "--metric", "uploads", "--from", "2h", "--to", "1h"],
+            ["export", "--timeline", run, "--format", "svg", "--metric", "uploads", "--from", "soon"],
+            ["export", "--database", "\(sweep)/results.sqlite", "--from", "1h"],
+            ["export", "--format", "csv"],
+        ] {
+            #expect(syncsimStatus(arguments + ["--output", missing]) == 64, "\(arguments)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
 }
