@@ -59,6 +59,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 318: `export --timeline PATH --metric NAME` names a column the timeline does not have;
     /// `available` lists its figure columns.
     case timelineColumnNotFound(path: String, column: String, available: [String])
+    /// 319: `export --timeline PATH --variants LIST` names a variant the sweep's timeline does
+    /// not have; `available` lists its variants.
+    case timelineVariantNotFound(path: String, variant: Int, available: [String])
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -81,6 +84,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .timelineNotFound: 316
         case .notATimeline: 317
         case .timelineColumnNotFound: 318
+        case .timelineVariantNotFound: 319
         }
     }
 
@@ -95,7 +99,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .sweepsNotComparable(let path, _, _), .shardsNotCombinable(let path, _),
             .runNotFound(let path, _, _), .runsNotComparable(let path, _, _),
             .metricNotFound(let path, _, _), .timelineNotFound(let path),
-            .notATimeline(let path, _), .timelineColumnNotFound(let path, _, _):
+            .notATimeline(let path, _), .timelineColumnNotFound(let path, _, _),
+            .timelineVariantNotFound(let path, _, _):
             path
         }
     }
@@ -192,6 +197,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
                 + "sweep --timeline I`), as written."
         case .timelineColumnNotFound(let path, let column, let available):
             "\(path) has no figure column '\(column)'. Give one of its columns to --metric: "
+                + available.joined(separator: ", ") + "."
+        case .timelineVariantNotFound(let path, let variant, let available):
+            "\(path) has no variant \(variant). Give --variants from its variants: "
                 + available.joined(separator: ", ") + "."
         }
     }

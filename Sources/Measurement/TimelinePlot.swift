@@ -39,11 +39,14 @@ public enum TimelinePlot {
     /// a `timeline.csv` or a `sweep_timeline.csv`, whose columns may be named with or without
     /// `_mean`. With `from` and `to` (seconds; nil: no bound), only the rows whose interval
     /// ends after `from` and no later than `to` are kept, and the marks of intervals that start
-    /// in `from ..< to`.
+    /// in `from ..< to`. With `variants`, a sweep's file gives only those variants' lines and
+    /// marks (a run's file ignores it).
     /// - Throws: `notATimeline` when the text is neither file; `timelineColumnNotFound` when
-    ///   the column is not one of its figures.
+    ///   the column is not one of its figures; `timelineVariantNotFound` when a variant asked
+    ///   for is not in it.
     public static func chart(
-        _ text: String, path: String, column: String, from: Double? = nil, to: Double? = nil
+        _ text: String, path: String, column: String, from: Double? = nil, to: Double? = nil,
+        variants: [Int]? = nil
     ) throws(MeasurementError) -> Chart {
         guard let records = CSV.records(text), let header = records.first else {
             throw .notATimeline(path: path, reason: "it is empty, or not RFC 4180 CSV")
@@ -81,6 +84,7 @@ public enum TimelinePlot {
         var variantOfSeries: [String] = []
         var marks: [Mark] = []
         var previousEnd: [String: Double] = [:]  // per variant; read by key, never iterated
+        var variantsSeen: [String] = []
         for (offset, record) in records.dropFirst().enumerated() {
             let row = offset + 2  // the file's line number
             guard record.count == header.count else {
@@ -99,6 +103,11 @@ public enum TimelinePlot {
                 return value
             }
             let variant = isSweep ? record[0] : ""
+            if isSweep, let variants, !variants.contains(where: { String($0) == variant }) {
+                if variantsSeen.last != variant { variantsSeen.append(variant) }
+                continue
+            }
+            if variantsSeen.last != variant { variantsSeen.append(variant) }
             let end = try number(timeColumn) / 1e9
             let start = previousEnd[variant] ?? 0
             previousEnd[variant] = end
@@ -128,6 +137,12 @@ public enum TimelinePlot {
             if let to, end > to { continue }
             series[series.count - 1].times.append(end)
             series[series.count - 1].values.append(value)
+        }
+        if isSweep, let variants {
+            for variant in variants where !variantsSeen.contains(String(variant)) {
+                throw .timelineVariantNotFound(
+                    path: path, variant: variant, available: variantsSeen)
+            }
         }
         marks.sort { $0.seconds < $1.seconds }
         return Chart(

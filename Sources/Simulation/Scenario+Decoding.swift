@@ -274,15 +274,15 @@ extension Scenario {
                     "clientsPercent", default: 100, range: 0...100)
                 let restorePoint = try sub.unsigned(
                     "restorePointSecondsAgo", default: 0, range: 0...Limits.durationSecondsMax)
-                let outageSeconds = try sub.unsigned(
-                    "durationSeconds", default: FaultSpec.outageSecondsDefault,
-                    range: 1...Limits.durationSecondsMax)
+                let durationSeconds = try sub.unsigned(
+                    "durationSeconds", default: FaultSpec.defaultDurationSeconds(kind),
+                    range: (kind == .networkOutage ? 1 : 0)...Limits.durationSecondsMax)
                 try sub.finish()
                 for (field, owners) in [
                     ("partitionsPercent", [FaultKind.revokeAccess]),
                     ("clientsPercent", [.appCrash, .networkOutage]),
                     ("restorePointSecondsAgo", [.restoreFromBackup]),
-                    ("durationSeconds", [.networkOutage]),
+                    ("durationSeconds", [.networkOutage, .restoreFromBackup]),
                 ] where !owners.contains(kind) && sub.has(field) {
                     let names = owners.map(\.rawValue).joined(separator: " and ")
                     throw ScenarioError(
@@ -321,7 +321,7 @@ extension Scenario {
                     FaultSpec(
                         kind: kind, atSeconds: at, partitionsPercent: UInt32(percent),
                         clientsPercent: UInt32(clientsPercent),
-                        restorePointSecondsAgo: restorePoint, durationSeconds: outageSeconds))
+                        restorePointSecondsAgo: restorePoint, durationSeconds: durationSeconds))
             }
         }
         if let items = try reader.array("cohorts") {

@@ -11,7 +11,10 @@ public enum KeyDistribution: String, Sendable, CaseIterable {
 public enum FaultKind: String, Sendable, CaseIterable {
     /// The server is rolled back to a backup: the latest one, or with `restorePointSecondsAgo`
     /// the latest one taken at or before that many seconds before the fault (a point-in-time
-    /// restore to before an incident that was found late).
+    /// restore to before an incident that was found late). With `durationSeconds` the restore
+    /// takes that long: the server is down from the fault on (every session ends, connection
+    /// attempts fail, as during a crash) and serves the restored state when it is back; the
+    /// apps write on meanwhile. Without it the restore is instant.
     case restoreFromBackup
     /// Sync is terminated and re-enabled: history and client files are wiped, data stays.
     case terminateSync
@@ -61,23 +64,31 @@ public struct FaultSpec: Sendable, Equatable {
     /// goes back to the latest backup taken at or before it (0: the latest backup). At most
     /// `atSeconds`.
     public var restorePointSecondsAgo: UInt64
-    /// `networkOutage` only: how long the clients it cuts off stay without the network.
+    /// `networkOutage`: how long the clients it cuts off stay without the network (an hour
+    /// when not given). `restoreFromBackup`: how long the restore keeps the server down (0, an
+    /// instant restore, when not given).
     public var durationSeconds: UInt64
     public init(
         kind: FaultKind, atSeconds: UInt64, partitionsPercent: UInt32 = 100,
         clientsPercent: UInt32 = 100, restorePointSecondsAgo: UInt64 = 0,
-        durationSeconds: UInt64 = FaultSpec.outageSecondsDefault
+        durationSeconds: UInt64? = nil
     ) {
         self.kind = kind
         self.atSeconds = atSeconds
         self.partitionsPercent = partitionsPercent
         self.clientsPercent = clientsPercent
         self.restorePointSecondsAgo = restorePointSecondsAgo
-        self.durationSeconds = durationSeconds
+        self.durationSeconds = durationSeconds ?? Self.defaultDurationSeconds(kind)
     }
 
     /// A `networkOutage`'s length when the scenario gives none: an hour.
     public static let outageSecondsDefault: UInt64 = 3_600
+
+    /// `durationSeconds` when the scenario gives none: an hour for a `networkOutage`, 0 (an
+    /// instant restore; unused by the other kinds) otherwise.
+    public static func defaultDurationSeconds(_ kind: FaultKind) -> UInt64 {
+        kind == .networkOutage ? outageSecondsDefault : 0
+    }
 }
 
 public struct WorkloadSpec: Sendable, Equatable {

@@ -443,7 +443,7 @@ extension FaultSpec {
                 {
                     text += ",\"clientsPercent\":\(fault.clientsPercent)"
                 }
-                if fault.kind == .networkOutage, fault.durationSeconds != outageSecondsDefault {
+                if fault.durationSeconds != defaultDurationSeconds(fault.kind) {
                     text += ",\"durationSeconds\":\(fault.durationSeconds)"
                 }
                 if fault.kind == .restoreFromBackup, fault.restorePointSecondsAgo != 0 {

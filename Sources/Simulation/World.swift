@@ -553,7 +553,7 @@ public final class World {
             relaunchApp(event.subject)
         case .serverRestart:
             guard serverDownUntil == now else { return }
-            logEvent(.info, "server: restarted after its crash")
+            logEvent(.info, "server: up again (after a crash or a restore)")
             serverDownUntil = 0
         case .scriptedConnectivity:
             guard !healing else { return }
@@ -1454,6 +1454,11 @@ public final class World {
         switch fault.kind {
         case .restoreFromBackup:
             guard restore(to: fault) else { return }
+            if fault.durationSeconds > 0 {
+                // The restore takes its time: the server is down until it is done.
+                counters.restoreDowntimeNs += fault.durationSeconds * Time.nanosecondsPerSecond
+                serverDown(until: now + fault.durationSeconds * Time.nanosecondsPerSecond)
+            }
         case .terminateSync:
             counters.terminations += 1
             for index in servers.indices {
@@ -1503,11 +1508,9 @@ public final class World {
             // The state is durable: nothing to restore. The server is unreachable until the
             // restart; every session ends now.
             counters.serverCrashes += 1
-            serverDownUntil =
-                now
-                + Time.nanoseconds(
-                    seconds: Double(scenario.crashes.serverRestartSeconds))
-            queue.schedule(at: serverDownUntil, .serverRestart)
+            serverDown(
+                until: now
+                    + Time.nanoseconds(seconds: Double(scenario.crashes.serverRestartSeconds)))
         }
         // The server restarted with other files (restored, or their history forgotten): every
         // session ends, and clients reconnect after a back-off.
@@ -1515,6 +1518,14 @@ public final class World {
         for index in clients.indices where clients[index].sync.session != .disconnected {
             breakConnectionAndRetry(UInt32(index))
         }
+    }
+
+    /// The server is down (connection attempts fail) until `end`, or until a later end a crash
+    /// or a restore already set.
+    func serverDown(until end: UInt64) {
+        guard end > serverDownUntil else { return }
+        serverDownUntil = end
+        queue.schedule(at: end, .serverRestart)
     }
 
     /// A network outage cuts `client` off until `end` (a later end when another outage already
@@ -1660,6 +1671,8 @@ public struct WorldCounters: Sendable, Equatable {
     /// point, summed (ns).
     public var restoresShortOfPoint: UInt64 = 0
     public var restoreShortfallNs: UInt64 = 0
+    /// Time the restores kept the server down (`faults[].durationSeconds`), summed (ns).
+    public var restoreDowntimeNs: UInt64 = 0
     /// The most backups, and the most bytes of backups, the retention policy kept at once.
     public var backupsKeptPeak: UInt64 = 0
     public var backupBytesPeak: UInt64 = 0

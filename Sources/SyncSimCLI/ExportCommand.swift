@@ -70,6 +70,12 @@ public struct ExportCommand: ParsableCommand {
             "With --timeline: draw up to this simulated time.", valueName: "time"))
     public var to: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "With --timeline of a sweep_timeline.csv: draw only these variants (e.g. 0,1,2).",
+            valueName: "list"))
+    public var variants: String?
+
     @Option(help: "The output format.")
     public var format: Format = .csv
 
@@ -118,6 +124,7 @@ public struct ExportCommand: ParsableCommand {
                     "--table and --sweep read a database; a timeline file has one table: drop them."
                 )
             }
+            _ = try Self.variantList(variants)
             let (start, end) = (try Self.time(from, "--from"), try Self.time(to, "--to"))
             if let start, let end, start >= end {
                 throw ValidationError(
@@ -126,9 +133,9 @@ public struct ExportCommand: ParsableCommand {
             }
             return
         }
-        if from != nil || to != nil {
+        if from != nil || to != nil || variants != nil {
             throw ValidationError(
-                "--from and --to apply to --timeline only; add it, or drop them.")
+                "--from, --to and --variants apply to --timeline only; add it, or drop them.")
         }
         guard database != nil else {
             throw ValidationError(
@@ -153,10 +160,12 @@ public struct ExportCommand: ParsableCommand {
 
     public func run() throws {
         let (start, end) = (try Self.time(from, "--from"), try Self.time(to, "--to"))
+        let only = try Self.variantList(variants)
         do throws(MeasurementError) {
             let text: String
             if let timeline, let metric {
-                text = try Self.timelineSVG(timeline, column: metric, from: start, to: end)
+                text = try Self.timelineSVG(
+                    timeline, column: metric, from: start, to: end, variants: only)
             } else if let database, let metric {
                 text = try Self.svgText(
                     database: database, table: table, sweep: sweep, metric: metric)
@@ -215,10 +224,23 @@ public struct ExportCommand: ParsableCommand {
         return Double(seconds)
     }
 
+    /// The variants of a `--variants` list (nil when not given).
+    static func variantList(_ text: String?) throws(ValidationError) -> [Int]? {
+        guard let text else { return nil }
+        let items = text.split(separator: ",", omittingEmptySubsequences: false)
+        let numbers = items.compactMap { Int($0) }
+        guard numbers.count == items.count, numbers.allSatisfy({ $0 >= 0 }) else {
+            throw ValidationError(
+                "--variants \(text) is not a list of variants: give their numbers, separated by commas (e.g. 0,1,2)."
+            )
+        }
+        return numbers
+    }
+
     /// The SVG chart (`TimelinePlot`) of `column` in the timeline file at `path`, between
-    /// `from` and `to` (seconds; nil: no bound).
+    /// `from` and `to` (seconds; nil: no bound), of `variants` only (nil: all).
     public static func timelineSVG(
-        _ path: String, column: String, from: Double?, to: Double?
+        _ path: String, column: String, from: Double?, to: Double?, variants: [Int]? = nil
     ) throws(MeasurementError) -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .timelineNotFound(path: path)
@@ -226,7 +248,8 @@ public struct ExportCommand: ParsableCommand {
         guard let text = String(data: data, encoding: .utf8) else {
             throw .notATimeline(path: path, reason: "it is not UTF-8 text")
         }
-        let chart = try TimelinePlot.chart(text, path: path, column: column, from: from, to: to)
+        let chart = try TimelinePlot.chart(
+            text, path: path, column: column, from: from, to: to, variants: variants)
         let name = URL(fileURLWithPath: path).lastPathComponent
         let window =
             from == nil && to == nil
@@ -250,7 +273,8 @@ public struct ExportCommand: ParsableCommand {
         switch error {
         case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase,
             .sweepNotFound, .sweepsNotComparable, .shardsNotCombinable, .runNotFound,
-            .runsNotComparable, .metricNotFound, .notATimeline, .timelineColumnNotFound:
+            .runsNotComparable, .metricNotFound, .notATimeline, .timelineColumnNotFound,
+            .timelineVariantNotFound:
             65
         case .databaseNotFound, .timelineNotFound: 66
         case .outputNotWritable: 73

@@ -172,6 +172,9 @@ enum RunRecordBuilder {
             .integer(
                 "restoreShortfallSeconds",
                 Int64(counters.restoreShortfallNs / Time.nanosecondsPerSecond)),
+            .integer(
+                "restoreDowntimeSeconds",
+                Int64(counters.restoreDowntimeNs / Time.nanosecondsPerSecond)),
             .integer("backupsKeptPeak", Int64(counters.backupsKeptPeak)),
             .integer("backupBytesPeak", Int64(counters.backupBytesPeak)),
             .integer("terminations", Int64(result.counters.terminations)),
@@ -367,9 +370,11 @@ enum RunSummaryPrinter {
             short == 0
             ? ""
             : "; \(short) short of the restore point by \(result.counters.restoreShortfallNs / Time.nanosecondsPerSecond) s in all, the backups before it expired under server.backupRetentionSeconds"
+        let downtime = result.counters.restoreDowntimeNs / Time.nanosecondsPerSecond
+        let downtimeText = downtime == 0 ? "" : "; the server down \(downtime) s restoring"
         let rewound =
             (result.counters.restores == 0
-                ? "" : " (back \(rewoundSeconds) s in all\(shortText))")
+                ? "" : " (back \(rewoundSeconds) s in all\(shortText)\(downtimeText))")
             + (skipped == 0
                 ? "" : ", \(skipped) skipped (no backup: server.backupIntervalSeconds is 0)")
         let kept =

@@ -63,7 +63,7 @@ import Testing
             simulated time: a line for the run, or for each variant's mean, with the intervals where faults
             fired marked; --from and --to narrow it.
 
-            USAGE: syncsim export [--database <path>] [--timeline <path>] [--from <time>] [--to <time>] [--format <format>] [--table <table>] [--sweep <id>] [--metric <name>] [--output <path>]
+            USAGE: syncsim export [--database <path>] [--timeline <path>] [--from <time>] [--to <time>] [--variants <list>] [--format <format>] [--table <table>] [--sweep <id>] [--metric <name>] [--output <path>]
 
             OPTIONS:
               --database <path>       The results database written by `syncsim run` or `syncsim sweep`.
@@ -72,6 +72,8 @@ import Testing
               --from <time>           With --timeline: draw from this simulated time on (seconds, or a number
                                       with s, m, h or d; 0: the start).
               --to <time>             With --timeline: draw up to this simulated time.
+              --variants <list>       With --timeline of a sweep_timeline.csv: draw only these variants (e.g.
+                                      0,1,2).
               --format <format>       The output format. (values: csv, svg; default: csv)
               --table <table>         The table to write: runs (one row per run), clients (one row per client
                                       of a run), timings (wall-clock figures, not deterministic), sweep or

@@ -152,6 +152,8 @@ import Testing
         for line in drawn.components(separatedBy: "<polyline points=\"").dropFirst() {
             #expect(line.prefix { $0 != "\"" }.split(separator: " ").count == 4)
         }
+        #expect(export(means, "clients_in_reset", ["--variants", "1"], "one.svg") == 0)
+        #expect(try #require(Elements.count(try text("one.svg")))["polyline"] == 1)
 
         // Refused, nothing written: a file that is missing (66), not a timeline or without
         // the column (65); and usage errors (64).
@@ -159,6 +161,7 @@ import Testing
         #expect(export("\(sweep)/nope.csv", "uploads", [], "missing.svg") == 66)
         #expect(export("\(sweep)/runs.csv", "uploads", [], "missing.svg") == 65)
         #expect(export(run, "no_such_column", [], "missing.svg") == 65)
+        #expect(export(means, "uploads", ["--variants", "0,7"], "missing.svg") == 65)
         #expect(!FileManager.default.fileExists(atPath: missing))
         for arguments in [
             ["export", "--timeline", run, "--metric", "uploads"],
@@ -167,6 +170,8 @@ import Testing
             ["export", "--timeline", run, "--format", "svg", "--metric", "uploads", "--sweep", "1"],
             ["export", "--timeline", run, "--format", "svg", "--metric", "uploads", "--from", "2h", "--to", "1h"],
             ["export", "--timeline", run, "--format", "svg", "--metric", "uploads", "--from", "soon"],
+            ["export", "--timeline", run, "--format", "svg", "--metric", "uploads", "--variants", "0,x"],
+            ["export", "--database", "\(sweep)/results.sqlite", "--variants", "0"],
             ["export", "--database", "\(sweep)/results.sqlite", "--from", "1h"],
             ["export", "--format", "csv"],
         ] {

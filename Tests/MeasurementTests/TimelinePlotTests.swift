@@ -90,6 +90,23 @@ import Testing
         }
         let both = try TimelinePlot.chart(Self.sweep, path: "s.csv", column: "writes_made")
         #expect(both.series.map(\.values) == [[5.5, 6], [4, 3]])
+        // Some variants only: their lines and marks.
+        let one = try TimelinePlot.chart(
+            Self.sweep, path: "s.csv", column: "writes_made", variants: [1])
+        #expect(one.series.map(\.values) == [[4, 3]])
+        #expect(
+            one.marks == [
+                .init(seconds: 0, names: ["restoreFromBackup"]),
+                .init(seconds: 600, names: ["appCrash"]),
+            ])
+        #expect(
+            try TimelinePlot.chart(
+                Self.sweep, path: "s.csv", column: "writes_made", variants: [0]
+            ).marks == [.init(seconds: 600, names: ["appCrash"])])
+        #expect(throws: MeasurementError.self) {
+            try TimelinePlot.chart(
+                Self.sweep, path: "s.csv", column: "writes_made", variants: [0, 2])
+        }
         // Nothing in the window: the chart says so.
         let none = try TimelinePlot.chart(
             Self.sweep, path: "s.csv", column: "writes_made", from: 5_000)

@@ -53,18 +53,93 @@ import Testing
             )?.code == .outOfRange)
     }
 
-    /// `FaultSpec.json` (the shrinker's and the capsule's form) writes the restore point back,
-    /// only where it is set.
+    /// `FaultSpec.json` (the shrinker's and the capsule's form) writes the restore point and a
+    /// restore's downtime back, only where they are set.
     @Test func faultsWrittenAsJSONDecodeToTheSameFaults() throws {
         let faults = [
             FaultSpec(kind: .restoreFromBackup, atSeconds: 7_000, restorePointSecondsAgo: 2_500),
             FaultSpec(kind: .restoreFromBackup, atSeconds: 7_100),
+            FaultSpec(kind: .restoreFromBackup, atSeconds: 7_200, durationSeconds: 900),
             FaultSpec(kind: .revokeAccess, atSeconds: 10, partitionsPercent: 30),
+            FaultSpec(kind: .networkOutage, atSeconds: 20),
         ]
         let json = FaultSpec.json(faults)
         #expect(json.contains("\"restorePointSecondsAgo\":2500"))
         #expect(json.components(separatedBy: "restorePointSecondsAgo").count == 2)
+        #expect(json.contains("\"atSeconds\":7200,\"durationSeconds\":900"))
+        #expect(json.components(separatedBy: "durationSeconds").count == 2)
         #expect(try decode("{ \"faults\": \(json) }").faults == faults)
+    }
+
+    // MARK: - A restore that takes its time
+
+    @Test func aRestoresDurationDecodesWithItsOwnDefault() throws {
+        let scenario = try decode(
+            #"{ "faults": [ { "kind": "restoreFromBackup", "atSeconds": 100, "durationSeconds": 1800 }, { "kind": "restoreFromBackup", "atSeconds": 200, "durationSeconds": 0 }, { "kind": "restoreFromBackup", "atSeconds": 300 }, { "kind": "networkOutage", "atSeconds": 400 } ] }"#
+        )
+        // A restore is instant unless it says otherwise; an outage lasts an hour.
+        #expect(scenario.faults.map(\.durationSeconds) == [1_800, 0, 0, 3_600])
+        #expect(
+            failure(
+                #"{ "faults": [ { "kind": "networkOutage", "atSeconds": 100, "durationSeconds": 0 } ] }"#
+            )?.code == .outOfRange)
+        let other = try #require(
+            failure(
+                #"{ "faults": [ { "kind": "serverCrash", "atSeconds": 100, "durationSeconds": 60 } ] }"#
+            ))
+        #expect(other.code == .inconsistent && other.field == "faults[0].durationSeconds")
+        #expect(other.problem.contains("networkOutage and restoreFromBackup faults only"))
+        // Through --set, as a sweep varies it.
+        let set = try decode(
+            #"{ "faults": [ { "kind": "restoreFromBackup", "atSeconds": 100 } ] }"#,
+            setting: ["faults[0].durationSeconds=600"])
+        #expect(set.faults[0].durationSeconds == 600)
+    }
+
+    /// A restore that takes 20 minutes keeps the server down that long: no session, no
+    /// integration and no reset until it is back, the apps writing on meanwhile; then the
+    /// storm, with what they wrote recovered. An instant restore (0) is the run without the
+    /// field.
+    @Test func aLongRestoreKeepsTheServerDownAndDelaysTheStorm() {
+        var results: [UInt64: RunResult] = [:]
+        var timelines: [UInt64: [TimelineSample]] = [:]
+        for duration in [0, 1_200] as [UInt64] {
+            var scenario = smallScenario(durationSeconds: 7_200)
+            scenario.faults = [
+                FaultSpec(kind: .restoreFromBackup, atSeconds: 4_000, durationSeconds: duration)
+            ]
+            let world = World(scenario: scenario, seed: 8)
+            world.timelineIntervalNs = 100 * Time.nanosecondsPerSecond
+            let result = world.run()
+            #expect(result.passed, "duration \(duration): \(result.failures)")
+            #expect(result.counters.restores == 1)
+            results[duration] = result
+            timelines[duration] = world.timeline
+        }
+        var plain = smallScenario(durationSeconds: 7_200)
+        plain.faults = [FaultSpec(kind: .restoreFromBackup, atSeconds: 4_000)]
+        #expect(World(scenario: plain, seed: 8).run().traceDigest == results[0]!.traceDigest)
+        let (instant, slow) = (results[0]!, results[1_200]!)
+        #expect(instant.counters.restoreDowntimeNs == 0)
+        #expect(slow.counters.restoreDowntimeNs == 1_200 * Time.nanosecondsPerSecond)
+        #expect(slow.counters.connectionsRefused > instant.counters.connectionsRefused)
+        // Down from 4,000 s to 5,200 s: nothing integrated, no one syncing, no reset begun.
+        let rows = timelines[1_200]!
+        let down = rows.filter {
+            $0.endNs > 4_000 * Time.nanosecondsPerSecond
+                && $0.endNs <= 5_200 * Time.nanosecondsPerSecond
+        }
+        #expect(down.count == 12)
+        #expect(down.allSatisfy { $0.changesetsIntegrated == 0 && $0.clientsSyncing == 0 })
+        #expect(
+            down.allSatisfy { $0.resetsStarted == 0 } && down.reduce(0) { $0 + $1.writesMade } > 0)
+        let after = rows.first { $0.endNs == 5_300 * Time.nanosecondsPerSecond }
+        #expect((after?.resetsStarted ?? 0) > 0)
+        // The instant restore's storm is at once.
+        let instantRow = timelines[0]!.first { $0.endNs == 4_100 * Time.nanosecondsPerSecond }
+        #expect((instantRow?.resetsStarted ?? 0) > 0)
+        // The writes made while it was down waited, and recovery replayed them.
+        #expect(slow.writesRecovered > instant.writesRecovered)
     }
 
     // MARK: - `--set` through an array's item
