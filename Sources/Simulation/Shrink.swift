@@ -343,7 +343,7 @@ private struct Search {
 
     /// Moves each scheduled fault to half its time, again and again while the run still
     /// fails, so that a shorter run can hold it (the next size step tries one); then halves
-    /// each network outage's length the same way.
+    /// each network outage's length, and each slow restore's, the same way.
     mutating func moveFaultsEarlier() -> Bool {
         guard let point = best, !point.scenario.faults.isEmpty else { return false }
         var faults = point.scenario.faults
@@ -363,15 +363,15 @@ private struct Search {
                 faults = moved
                 progressed = true
             }
-            // A network outage gets shorter the same way.
-            while faults[index].kind == .networkOutage, faults[index].durationSeconds >= 120,
-                !spent
+            // A network outage, or a restore that takes its time, gets shorter the same way.
+            while faults[index].kind == .networkOutage || faults[index].kind == .restoreFromBackup,
+                faults[index].durationSeconds >= 120, !spent
             {
                 var shortened = faults
                 let from = shortened[index].durationSeconds
                 shortened[index].durationSeconds = from / 2
                 let step =
-                    "shorten networkOutage at \(faults[index].atSeconds) s from \(from) s to \(from / 2) s"
+                    "shorten \(faults[index].kind.rawValue) at \(faults[index].atSeconds) s from \(from) s to \(from / 2) s"
                 guard attempt(step, input.withFaults(shortened)) else { break }
                 faults = shortened
                 progressed = true
@@ -402,6 +402,18 @@ private struct Search {
             progressed =
                 attempt("restore the latest backup at every restore", input.withFaults(latest))
                 || progressed
+        }
+        // Restores that take their time become instant.
+        let slow = best!.scenario.faults
+        if !spent, slow.contains(where: { $0.kind == .restoreFromBackup && $0.durationSeconds > 0 })
+        {
+            let instant = slow.map { fault in
+                var fault = fault
+                if fault.kind == .restoreFromBackup { fault.durationSeconds = 0 }
+                return fault
+            }
+            progressed =
+                attempt("make every restore instant", input.withFaults(instant)) || progressed
         }
         return progressed
     }

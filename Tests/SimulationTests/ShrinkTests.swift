@@ -80,6 +80,40 @@ import Testing
             })
     }
 
+    /// A restore that takes its time is shortened while the failure needs it, and made
+    /// instant when the failure does not.
+    @Test func aSlowRestoreIsShortenedOrMadeInstant() throws {
+        for needed: UInt64 in [0, 1_000] {
+            let shrinker = self.shrinker(run: { scenario in
+                let fails = scenario.faults.contains {
+                    $0.kind == .restoreFromBackup && $0.durationSeconds >= needed
+                }
+                let size = UInt64(scenario.clientsCount) * scenario.durationSeconds
+                return ShrinkOutcome(
+                    failures: fails ? ["a check failed"] : [],
+                    digest: String(size, radix: 16), faults: scenario.faults, events: size)
+            })
+            let restore =
+                #"faults=[{"kind":"restoreFromBackup","atSeconds":3600,"durationSeconds":16000}]"#
+            let start = ShrinkInput(clients: 10, durationSeconds: 86_400, settings: [restore])
+            let report = shrinker.shrink(start)
+            let scenario = try shrinker.scenario(for: report.result.input)
+            let kept = try #require(scenario.faults.first { $0.kind == .restoreFromBackup })
+            // Needed: 16,000 s halved while it still fails, down to 1,000 (then 500 passes).
+            // Not needed: halved to 62 s, then made instant.
+            #expect(kept.durationSeconds == (needed == 0 ? 0 : 1_000), "needed \(needed)")
+            #expect(
+                report.trials.contains {
+                    $0.verdict == .kept && $0.step.hasPrefix("shorten restoreFromBackup")
+                })
+            #expect(
+                report.trials.contains {
+                    $0.step == "make every restore instant"
+                        && $0.verdict == (needed == 0 ? .kept : .passed)
+                }, "needed \(needed)")
+        }
+    }
+
     /// Cohorts the failure does not need are dropped (`cohorts=[]`); those it needs are kept.
     @Test func cohortsAreDroppedWhenTheFailureDoesNotNeedThem() throws {
         let cohorts =
