@@ -210,6 +210,9 @@ extension Scenario {
             w.restorePointSecondsMax = try sub.unsigned(
                 "restorePointSecondsMax", default: w.restorePointSecondsMax,
                 range: 0...Limits.durationSecondsMax)
+            w.restoreDurationSecondsMax = try sub.unsigned(
+                "restoreDurationSecondsMax", default: w.restoreDurationSecondsMax,
+                range: 0...Limits.durationSecondsMax)
             w.repeatPercent = UInt32(
                 try sub.unsigned(
                     "repeatPercent", default: UInt64(w.repeatPercent), range: 0...100))

@@ -295,6 +295,10 @@ public struct SwarmSpec: Sendable, Equatable {
     /// this many seconds before it (at most to the run's start); 0 = the latest backup, with
     /// no draw.
     public var restorePointSecondsMax: UInt64 = 0
+    /// A drawn `restoreFromBackup` takes a time drawn uniformly from 0 to this many seconds
+    /// (`faults[].durationSeconds`: the server is down meanwhile); 0 = every drawn restore is
+    /// instant, with no draw.
+    public var restoreDurationSecondsMax: UInt64 = 0
     /// Each drawn `restoreFromBackup` or `terminateSync` is struck again, of the latest
     /// backup or sync state, 1–10 s later with this probability, percent: a second incident
     /// while the clients of the first are still resetting, the case cycle detection (§4.5) is

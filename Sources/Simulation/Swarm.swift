@@ -21,7 +21,8 @@ extension SwarmSpec {
     /// `appCrash` takes 1–100 % of the clients; a drawn `networkOutage` cuts off 1–100 % of
     /// the clients for an exponential `undoSecondsMean` (at least a second); a drawn
     /// `restoreFromBackup` goes back to a restore point uniform in 0 … `restorePointSecondsMax`
-    /// seconds (whole, at most its own time; no draw when that is 0); a `breakingSchemaChange`
+    /// seconds (whole, at most its own time; no draw when that is 0) and takes 0 …
+    /// `restoreDurationSecondsMax` seconds (no draw when that is 0); a `breakingSchemaChange`
     /// after the first one (`scheduled` counts) is skipped, since the schema has one property
     /// to remove. With `repeatPercent`, a drawn `restoreFromBackup` or `terminateSync` is
     /// struck again 1–10 s later with that probability (a repeated restore restores the latest
@@ -62,10 +63,17 @@ extension SwarmSpec {
                     FaultSpec(
                         kind: kind, atSeconds: second, clientsPercent: UInt32(percent),
                         durationSeconds: length))
-            case .restoreFromBackup where restorePointSecondsMax > 0:
-                let point = stream.uniformInt(below: min(restorePointSecondsMax, second) + 1)
+            case .restoreFromBackup:
+                let point =
+                    restorePointSecondsMax > 0
+                    ? stream.uniformInt(below: min(restorePointSecondsMax, second) + 1) : 0
+                let duration =
+                    restoreDurationSecondsMax > 0
+                    ? stream.uniformInt(below: restoreDurationSecondsMax + 1) : 0
                 drawn.append(
-                    FaultSpec(kind: kind, atSeconds: second, restorePointSecondsAgo: point))
+                    FaultSpec(
+                        kind: kind, atSeconds: second, restorePointSecondsAgo: point,
+                        durationSeconds: duration))
             case .breakingSchemaChange:
                 if !schemaChanged { drawn.append(FaultSpec(kind: kind, atSeconds: second)) }
                 schemaChanged = true

@@ -86,6 +86,41 @@ import Testing
         }
     }
 
+    /// Drawn restores take up to `restoreDurationSecondsMax`; with 0 they are instant and
+    /// nothing is drawn (the schedule is the one drawn before the field existed).
+    @Test func drawnRestoresTakeUpToTheMaximum() throws {
+        var spec = SwarmSpec()
+        spec.faultsPerDay = 400
+        spec.kinds = [.restoreFromBackup, .serverCrash]
+        let instant = draw(spec, seed: 4)
+        #expect(instant.allSatisfy { $0.durationSeconds == 0 })
+        spec.restoreDurationSecondsMax = 1_800
+        let drawn = draw(spec, seed: 4)
+        let restores = drawn.filter { $0.kind == .restoreFromBackup }
+        #expect(restores.count > 100)
+        #expect(restores.allSatisfy { $0.durationSeconds <= 1_800 })
+        #expect(restores.filter { $0.durationSeconds < 900 }.count > 30)
+        #expect(restores.filter { $0.durationSeconds >= 900 }.count > 30)
+        #expect(drawn.allSatisfy { $0.kind == .restoreFromBackup || $0.durationSeconds == 0 })
+        // The first fault is the same one; the draws for durations shift what follows.
+        #expect(drawn.first?.atSeconds == instant.first?.atSeconds)
+        let scenario = try Scenario.decode(
+            bytes: Array(#"{ "swarm": { "restoreDurationSecondsMax": 600 } }"#.utf8),
+            file: "t.json")
+        #expect(scenario.swarm.restoreDurationSecondsMax == 600)
+        // A world with drawn slow restores runs them: the server is down for their sum.
+        var world = smallScenario(durationSeconds: 14_400)
+        world.swarm = spec
+        world.swarm.faultsPerDay = 24
+        let result = World(scenario: world, seed: 3).run()
+        #expect(result.passed, "\(result.failures)")
+        let slow = result.swarmFaults.filter { $0.kind == .restoreFromBackup }
+        #expect(slow.contains { $0.durationSeconds > 0 })
+        #expect(
+            result.counters.restoreDowntimeNs
+                == slow.reduce(0) { $0 + $1.durationSeconds } * Time.nanosecondsPerSecond)
+    }
+
     /// With `repeatPercent` 100 every drawn restore and termination is struck again 1–10 s
     /// later (unless that is past the end); with 0 nothing is repeated and nothing more is
     /// drawn, so a swarm without the field draws what it drew before it existed.
