@@ -285,9 +285,14 @@ extension Scenario {
                     ("partitionsPercent", [FaultKind.revokeAccess]),
                     ("clientsPercent", [.appCrash, .networkOutage]),
                     ("restorePointSecondsAgo", [.restoreFromBackup]),
-                    ("durationSeconds", [.networkOutage, .restoreFromBackup]),
+                    (
+                        "durationSeconds",
+                        [.networkOutage, .restoreFromBackup, .terminateSync, .breakingSchemaChange]
+                    ),
                 ] where !owners.contains(kind) && sub.has(field) {
-                    let names = owners.map(\.rawValue).joined(separator: " and ")
+                    let names =
+                        owners.dropLast().map(\.rawValue).joined(separator: ", ")
+                        + (owners.count > 1 ? " and " : "") + owners.last!.rawValue
                     throw ScenarioError(
                         code: .inconsistent, file: file,
                         field: "faults[\(index)].\(field)",

@@ -17,6 +17,8 @@ public enum FaultKind: String, Sendable, CaseIterable {
     /// apps write on meanwhile. Without it the restore is instant.
     case restoreFromBackup
     /// Sync is terminated and re-enabled: history and client files are wiped, data stays.
+    /// With `durationSeconds`, sync is re-enabled that long after (the server down meanwhile,
+    /// as during a restore that takes its time); without it, at once.
     case terminateSync
     /// A breaking schema change (Atlas requires terminating and re-enabling sync for one): the
     /// server removes the property `Item.rank` from every file, then terminates and re-enables
@@ -66,7 +68,8 @@ public struct FaultSpec: Sendable, Equatable {
     public var restorePointSecondsAgo: UInt64
     /// `networkOutage`: how long the clients it cuts off stay without the network (an hour
     /// when not given). `restoreFromBackup`: how long the restore keeps the server down (0, an
-    /// instant restore, when not given).
+    /// instant restore, when not given); `terminateSync` and `breakingSchemaChange`: how long
+    /// until sync is re-enabled (0, at once, when not given).
     public var durationSeconds: UInt64
     public init(
         kind: FaultKind, atSeconds: UInt64, partitionsPercent: UInt32 = 100,
@@ -85,7 +88,7 @@ public struct FaultSpec: Sendable, Equatable {
     public static let outageSecondsDefault: UInt64 = 3_600
 
     /// `durationSeconds` when the scenario gives none: an hour for a `networkOutage`, 0 (an
-    /// instant restore; unused by the other kinds) otherwise.
+    /// instant restore or re-enable; unused by the other kinds) otherwise.
     public static func defaultDurationSeconds(_ kind: FaultKind) -> UInt64 {
         kind == .networkOutage ? outageSecondsDefault : 0
     }

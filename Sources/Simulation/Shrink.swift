@@ -363,10 +363,9 @@ private struct Search {
                 faults = moved
                 progressed = true
             }
-            // A network outage, or a restore that takes its time, gets shorter the same way.
-            while faults[index].kind == .networkOutage || faults[index].kind == .restoreFromBackup,
-                faults[index].durationSeconds >= 120, !spent
-            {
+            // A network outage, or a restore or termination that takes its time, gets shorter
+            // the same way.
+            while faults[index].durationSeconds >= 120, !spent {
                 var shortened = faults
                 let from = shortened[index].durationSeconds
                 shortened[index].durationSeconds = from / 2
@@ -403,17 +402,18 @@ private struct Search {
                 attempt("restore the latest backup at every restore", input.withFaults(latest))
                 || progressed
         }
-        // Restores that take their time become instant.
+        // Restores and terminations that take their time become instant (an outage keeps
+        // its length: without one it is no outage).
         let slow = best!.scenario.faults
-        if !spent, slow.contains(where: { $0.kind == .restoreFromBackup && $0.durationSeconds > 0 })
-        {
+        if !spent, slow.contains(where: { $0.kind != .networkOutage && $0.durationSeconds > 0 }) {
             let instant = slow.map { fault in
                 var fault = fault
-                if fault.kind == .restoreFromBackup { fault.durationSeconds = 0 }
+                if fault.kind != .networkOutage { fault.durationSeconds = 0 }
                 return fault
             }
             progressed =
-                attempt("make every restore instant", input.withFaults(instant)) || progressed
+                attempt("make every restore and termination instant", input.withFaults(instant))
+                || progressed
         }
         return progressed
     }

@@ -553,7 +553,7 @@ public final class World {
             relaunchApp(event.subject)
         case .serverRestart:
             guard serverDownUntil == now else { return }
-            logEvent(.info, "server: up again (after a crash or a restore)")
+            logEvent(.info, "server: up again (after a crash, a restore or a termination)")
             serverDownUntil = 0
         case .scriptedConnectivity:
             guard !healing else { return }
@@ -1454,11 +1454,6 @@ public final class World {
         switch fault.kind {
         case .restoreFromBackup:
             guard restore(to: fault) else { return }
-            if fault.durationSeconds > 0 {
-                // The restore takes its time: the server is down until it is done.
-                counters.restoreDowntimeNs += fault.durationSeconds * Time.nanosecondsPerSecond
-                serverDown(until: now + fault.durationSeconds * Time.nanosecondsPerSecond)
-            }
         case .terminateSync:
             counters.terminations += 1
             for index in servers.indices {
@@ -1511,6 +1506,11 @@ public final class World {
             serverDown(
                 until: now
                     + Time.nanoseconds(seconds: Double(scenario.crashes.serverRestartSeconds)))
+        }
+        if fault.durationSeconds > 0 {
+            // A restore or a termination that takes its time: the server is down until done.
+            counters.faultDowntimeNs += fault.durationSeconds * Time.nanosecondsPerSecond
+            serverDown(until: now + fault.durationSeconds * Time.nanosecondsPerSecond)
         }
         // The server restarted with other files (restored, or their history forgotten): every
         // session ends, and clients reconnect after a back-off.
@@ -1671,8 +1671,9 @@ public struct WorldCounters: Sendable, Equatable {
     /// point, summed (ns).
     public var restoresShortOfPoint: UInt64 = 0
     public var restoreShortfallNs: UInt64 = 0
-    /// Time the restores kept the server down (`faults[].durationSeconds`), summed (ns).
-    public var restoreDowntimeNs: UInt64 = 0
+    /// Time the restores and terminations that take their time kept the server down
+    /// (`faults[].durationSeconds`), summed (ns).
+    public var faultDowntimeNs: UInt64 = 0
     /// The most backups, and the most bytes of backups, the retention policy kept at once.
     public var backupsKeptPeak: UInt64 = 0
     public var backupBytesPeak: UInt64 = 0

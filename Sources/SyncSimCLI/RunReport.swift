@@ -173,8 +173,8 @@ enum RunRecordBuilder {
                 "restoreShortfallSeconds",
                 Int64(counters.restoreShortfallNs / Time.nanosecondsPerSecond)),
             .integer(
-                "restoreDowntimeSeconds",
-                Int64(counters.restoreDowntimeNs / Time.nanosecondsPerSecond)),
+                "faultDowntimeSeconds",
+                Int64(counters.faultDowntimeNs / Time.nanosecondsPerSecond)),
             .integer("backupsKeptPeak", Int64(counters.backupsKeptPeak)),
             .integer("backupBytesPeak", Int64(counters.backupBytesPeak)),
             .integer("terminations", Int64(result.counters.terminations)),
@@ -370,8 +370,9 @@ enum RunSummaryPrinter {
             short == 0
             ? ""
             : "; \(short) short of the restore point by \(result.counters.restoreShortfallNs / Time.nanosecondsPerSecond) s in all, the backups before it expired under server.backupRetentionSeconds"
-        let downtime = result.counters.restoreDowntimeNs / Time.nanosecondsPerSecond
-        let downtimeText = downtime == 0 ? "" : "; the server down \(downtime) s restoring"
+        let downtime = result.counters.faultDowntimeNs / Time.nanosecondsPerSecond
+        let downtimeText =
+            downtime == 0 ? "" : "; the server down \(downtime) s restoring or re-enabling sync"
         let rewound =
             (result.counters.restores == 0
                 ? "" : " (back \(rewoundSeconds) s in all\(shortText)\(downtimeText))")

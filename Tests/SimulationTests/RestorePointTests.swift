@@ -1,3 +1,4 @@
+import SyncEngine
 import Testing
 
 @testable import Simulation
@@ -88,7 +89,14 @@ import Testing
                 #"{ "faults": [ { "kind": "serverCrash", "atSeconds": 100, "durationSeconds": 60 } ] }"#
             ))
         #expect(other.code == .inconsistent && other.field == "faults[0].durationSeconds")
-        #expect(other.problem.contains("networkOutage and restoreFromBackup faults only"))
+        #expect(
+            other.problem.contains(
+                "networkOutage, restoreFromBackup, terminateSync and breakingSchemaChange faults only"
+            ))
+        #expect(
+            try decode(
+                #"{ "faults": [ { "kind": "terminateSync", "atSeconds": 100, "durationSeconds": 600 } ] }"#
+            ).faults[0].durationSeconds == 600)
         // Through --set, as a sweep varies it.
         let set = try decode(
             #"{ "faults": [ { "kind": "restoreFromBackup", "atSeconds": 100 } ] }"#,
@@ -120,8 +128,8 @@ import Testing
         plain.faults = [FaultSpec(kind: .restoreFromBackup, atSeconds: 4_000)]
         #expect(World(scenario: plain, seed: 8).run().traceDigest == results[0]!.traceDigest)
         let (instant, slow) = (results[0]!, results[1_200]!)
-        #expect(instant.counters.restoreDowntimeNs == 0)
-        #expect(slow.counters.restoreDowntimeNs == 1_200 * Time.nanosecondsPerSecond)
+        #expect(instant.counters.faultDowntimeNs == 0)
+        #expect(slow.counters.faultDowntimeNs == 1_200 * Time.nanosecondsPerSecond)
         #expect(slow.counters.connectionsRefused > instant.counters.connectionsRefused)
         // Down from 4,000 s to 5,200 s: nothing integrated, no one syncing, no reset begun.
         let rows = timelines[1_200]!
@@ -140,6 +148,28 @@ import Testing
         #expect((instantRow?.resetsStarted ?? 0) > 0)
         // The writes made while it was down waited, and recovery replayed them.
         #expect(slow.writesRecovered > instant.writesRecovered)
+    }
+
+    /// Sync re-enabled 10 minutes after its termination: down meanwhile, then every client
+    /// that synced before resets with 208, as after an instant one.
+    @Test func aTerminationReenabledLaterKeepsTheServerDownMeanwhile() {
+        var scenario = smallScenario(durationSeconds: 7_200)
+        scenario.faults = [FaultSpec(kind: .terminateSync, atSeconds: 3_000, durationSeconds: 600)]
+        let world = World(scenario: scenario, seed: 4)
+        world.timelineIntervalNs = 100 * Time.nanosecondsPerSecond
+        let result = world.run()
+        #expect(result.passed, "\(result.failures)")
+        #expect(result.counters.terminations == 1)
+        #expect(result.counters.faultDowntimeNs == 600 * Time.nanosecondsPerSecond)
+        #expect(result.counters.connectionsRefused > 0)
+        let down = world.timeline.filter {
+            $0.endNs > 3_000 * Time.nanosecondsPerSecond
+                && $0.endNs <= 3_600 * Time.nanosecondsPerSecond
+        }
+        #expect(down.count == 6)
+        #expect(down.allSatisfy { $0.clientsSyncing == 0 && $0.resetsStarted == 0 })
+        let cause = ProtocolErrorCode.resetCauses.firstIndex(of: .badClientFileIdent)!
+        #expect(result.clients.reduce(0) { $0 + $1.resetsByCause[cause] } > 0)
     }
 
     // MARK: - `--set` through an array's item

@@ -108,7 +108,7 @@ import Testing
                 })
             #expect(
                 report.trials.contains {
-                    $0.step == "make every restore instant"
+                    $0.step == "make every restore and termination instant"
                         && $0.verdict == (needed == 0 ? .kept : .passed)
                 }, "needed \(needed)")
         }

@@ -117,7 +117,7 @@ import Testing
         let slow = result.swarmFaults.filter { $0.kind == .restoreFromBackup }
         #expect(slow.contains { $0.durationSeconds > 0 })
         #expect(
-            result.counters.restoreDowntimeNs
+            result.counters.faultDowntimeNs
                 == slow.reduce(0) { $0 + $1.durationSeconds } * Time.nanosecondsPerSecond)
     }
 
