@@ -60,7 +60,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// `available` lists its figure columns.
     case timelineColumnNotFound(path: String, column: String, available: [String])
     /// 319: `export --timeline PATH --variants LIST` names a variant the sweep's timeline does
-    /// not have; `available` lists its variants.
+    /// not have; `available` lists its variants (none: a run's timeline, which has none).
     case timelineVariantNotFound(path: String, variant: Int, available: [String])
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
@@ -199,8 +199,11 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             "\(path) has no figure column '\(column)'. Give one of its columns to --metric: "
                 + available.joined(separator: ", ") + "."
         case .timelineVariantNotFound(let path, let variant, let available):
-            "\(path) has no variant \(variant). Give --variants from its variants: "
-                + available.joined(separator: ", ") + "."
+            available.isEmpty
+                ? "\(path) is a run's timeline, with no variants (asked for \(variant)). "
+                    + "Drop --variants, or give a sweep_timeline.csv."
+                : "\(path) has no variant \(variant). Give --variants from its variants: "
+                    + available.joined(separator: ", ") + "."
         }
     }
 

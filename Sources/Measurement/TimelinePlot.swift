@@ -40,7 +40,7 @@ public enum TimelinePlot {
     /// `_mean`. With `from` and `to` (seconds; nil: no bound), only the rows whose interval
     /// ends after `from` and no later than `to` are kept, and the marks of intervals that start
     /// in `from ..< to`. With `variants`, a sweep's file gives only those variants' lines and
-    /// marks (a run's file ignores it).
+    /// marks (a run's file has no variants: asking for any is an error).
     /// - Throws: `notATimeline` when the text is neither file; `timelineColumnNotFound` when
     ///   the column is not one of its figures; `timelineVariantNotFound` when a variant asked
     ///   for is not in it.
@@ -138,10 +138,10 @@ public enum TimelinePlot {
             series[series.count - 1].times.append(end)
             series[series.count - 1].values.append(value)
         }
-        if isSweep, let variants {
-            for variant in variants where !variantsSeen.contains(String(variant)) {
+        if let variants {
+            for variant in variants where !isSweep || !variantsSeen.contains(String(variant)) {
                 throw .timelineVariantNotFound(
-                    path: path, variant: variant, available: variantsSeen)
+                    path: path, variant: variant, available: isSweep ? variantsSeen : [])
             }
         }
         marks.sort { $0.seconds < $1.seconds }

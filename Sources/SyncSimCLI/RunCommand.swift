@@ -205,7 +205,7 @@ public struct RunCommand: ParsableCommand {
             }
             if let timelineSeconds {
                 print(
-                    "Timeline: \(outputDirectory)/timeline.csv (\(world.timeline.count) rows, every \(timelineSeconds) s and the rest of the run)"
+                    "Timeline: \(outputDirectory)/timeline.csv (\(world.timeline.count) rows, every \(timelineSeconds) s and the rest of the run); draw a column with `syncsim export --timeline \(outputDirectory)/timeline.csv --format svg --metric clients_in_reset --output chart.svg`"
                 )
             }
             if writes {

@@ -107,6 +107,14 @@ import Testing
             try TimelinePlot.chart(
                 Self.sweep, path: "s.csv", column: "writes_made", variants: [0, 2])
         }
+        // A run's timeline has no variants.
+        do {
+            _ = try TimelinePlot.chart(
+                Self.run, path: "t.csv", column: "writes_made", variants: [0])
+            Issue.record("a run's timeline took --variants")
+        } catch {
+            #expect(error.code == 319 && error.message.contains("a run's timeline"))
+        }
         // Nothing in the window: the chart says so.
         let none = try TimelinePlot.chart(
             Self.sweep, path: "s.csv", column: "writes_made", from: 5_000)
