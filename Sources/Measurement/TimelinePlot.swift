@@ -83,7 +83,9 @@ public enum TimelinePlot {
         var series: [Series] = []
         var variantOfSeries: [String] = []
         var marks: [Mark] = []
-        var previousEnd: [String: Double] = [:]  // per variant; read by key, never iterated
+        // The end of the row before, of the same variant (a sweep's rows are variant by
+        // variant); each variant's first interval starts at 0.
+        var previousEnd = 0.0
         var variantsSeen: [String] = []
         for (offset, record) in records.dropFirst().enumerated() {
             let row = offset + 2  // the file's line number
@@ -109,8 +111,8 @@ public enum TimelinePlot {
             }
             if variantsSeen.last != variant { variantsSeen.append(variant) }
             let end = try number(timeColumn) / 1e9
-            let start = previousEnd[variant] ?? 0
-            previousEnd[variant] = end
+            let start = variantOfSeries.last == variant ? previousEnd : 0
+            previousEnd = end
             if variantOfSeries.last != variant {
                 let label =
                     isSweep

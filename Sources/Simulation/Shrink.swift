@@ -343,7 +343,7 @@ private struct Search {
 
     /// Moves each scheduled fault to half its time, again and again while the run still
     /// fails, so that a shorter run can hold it (the next size step tries one); then halves
-    /// each network outage's length, and each slow restore's, the same way.
+    /// each network outage's length, and each slow restore's or termination's, the same way.
     mutating func moveFaultsEarlier() -> Bool {
         guard let point = best, !point.scenario.faults.isEmpty else { return false }
         var faults = point.scenario.faults

@@ -112,7 +112,9 @@ public struct TimelineSample: Sendable, Equatable {
         interval.messagesLost -= earlier.messagesLost
         interval.appCrashes -= earlier.appCrashes
         interval.egressBytesDropped -= earlier.egressBytesDropped
-        if earlier.cohorts.count == cohorts.count {
+        // The run's start has no cohort totals yet: its counts are 0.
+        if !earlier.cohorts.isEmpty {
+            precondition(earlier.cohorts.count == cohorts.count, "one set of cohorts")
             for index in cohorts.indices {
                 interval.cohorts[index] = cohorts[index].counts(since: earlier.cohorts[index])
             }

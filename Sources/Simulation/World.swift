@@ -107,7 +107,8 @@ public struct ClientCounters: Sendable, Equatable {
     /// Times the app crashed (random crashes and `appCrash` faults).
     public var appCrashes: UInt64 = 0
     /// Client resets that began (the first error of each) and that ended (the file synced
-    /// again), as the run's `resetsStarted` and `resetDurationsNs` count them.
+    /// again), as the timeline's `resets_started` and `resets_ended` count them (the run's
+    /// ends are `World.resetDurationsNs`).
     public var resetsStarted: UInt64 = 0
     public var resetsEnded: UInt64 = 0
     /// Network outages that cut this client off.
@@ -216,8 +217,6 @@ public final class World {
     /// could not sync. Offline periods, the app's relaunch (manual handling `nextLaunch`) and
     /// retries after a reset cycle count in it.
     var resetDurationsNs: [UInt64] = []
-    /// Client resets begun (each counted at its first error).
-    var resetsStarted: UInt64 = 0
     /// History entries all server files hold now, and the most they held at once before
     /// healing (whose burst of uploads from every client at once is the check's, not the
     /// scenario's).
@@ -410,6 +409,7 @@ public final class World {
             let (online, syncing, inReset) =
                 (client.online, client.sync.session == .active, client.resetSince != nil)
             totals.writesMade += client.counters.writesMade
+            totals.resetsStarted += client.counters.resetsStarted
             if online { totals.clientsOnline += 1 }
             if syncing { totals.clientsSyncing += 1 }
             if inReset { totals.clientsInReset += 1 }
@@ -429,7 +429,6 @@ public final class World {
         totals.bytesUploaded = counters.bytesUploaded
         totals.bytesDownloaded = counters.bytesDownloaded
         totals.freshCopyBytes = counters.freshCopyBytes
-        totals.resetsStarted = resetsStarted
         totals.resetsEnded = UInt64(resetDurationsNs.count)
         totals.clientFilesExpired = counters.clientFilesExpired
         totals.messagesLost = counters.messagesLost
@@ -1058,7 +1057,6 @@ public final class World {
             if clients[slot].resetSince == nil {
                 clients[slot].resetSince = now
                 clients[slot].counters.resetsStarted += 1
-                resetsStarted += 1
             }
             if reaction.integrationFailure {
                 failures.append(

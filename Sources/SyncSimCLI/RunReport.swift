@@ -375,7 +375,7 @@ enum RunSummaryPrinter {
             downtime == 0 ? "" : "; the server down \(downtime) s restoring or re-enabling sync"
         let rewound =
             (result.counters.restores == 0
-                ? "" : " (back \(rewoundSeconds) s in all\(shortText)\(downtimeText))")
+                ? "" : " (back \(rewoundSeconds) s in all\(shortText))")
             + (skipped == 0
                 ? "" : ", \(skipped) skipped (no backup: server.backupIntervalSeconds is 0)")
         let kept =
@@ -384,7 +384,7 @@ enum RunSummaryPrinter {
             : " (at most \(result.counters.backupsKeptPeak) kept at once, \(megabytes(result.counters.backupBytesPeak)))"
         line(
             "  faults",
-            "\(result.counters.restores) restores\(rewound), \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups\(kept)"
+            "\(result.counters.restores) restores\(rewound), \(result.counters.terminations) terminations, \(result.counters.schemaChanges) schema changes, \(result.counters.backups) backups\(kept)\(downtimeText)"
         )
         line(
             "  permission denied",
