@@ -26,8 +26,12 @@ import Testing
 
     @Test func shardsCombinedAreTheWholeSweepFileForFile() throws {
         let whole = try directories.make()
-        let timeline = ["--timeline", "20m"]
+        // With a cohort, so that the timelines carry its columns through the shards too.
+        let timeline = [
+            "--timeline", "20m", "--set", #"cohorts=[{"name":"half","clientsPercent":50}]"#,
+        ]
         #expect(syncsimStatus(Self.sweep + timeline + ["--out", whole]) == 0)
+        #expect(csvColumn("cohort1_clients_online_mean", in: "\(whole)/sweep_timeline.csv") != nil)
         let parts = try shards(3, extra: timeline)
         // Shard 1 of 3 of five seeds is seed 1; shard 2 seeds 2-3; shard 3 seeds 4-5.
         #expect(csvColumn("seed", in: "\(parts[1])/runs.csv") == ["2", "3", "2", "3"])
