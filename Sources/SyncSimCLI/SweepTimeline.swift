@@ -14,19 +14,16 @@ enum SweepTimeline {
     /// The samples of a timeline file as `RunCommand.timelineText` writes it (with or without
     /// cohort columns), or nil when the text is not one (another header, or a malformed row).
     static func parse(_ text: String) -> [TimelineSample]? {
-        let lines = text.split(separator: "\r\n", omittingEmptySubsequences: true)
-        guard let first = lines.first else { return nil }
-        let columns = first.split(separator: ",", omittingEmptySubsequences: false).count
+        guard let records = CSV.records(text), let first = records.first else { return nil }
         let perCohort = CohortTimelineFigures.columns.count
-        let cohortColumns = columns - 2 - TimelineSample.figureColumns.count
+        let cohortColumns = first.count - 2 - TimelineSample.figureColumns.count
         guard cohortColumns >= 0, cohortColumns % perCohort == 0 else { return nil }
         let cohorts = cohortColumns / perCohort
         let header = ["end_ns"] + TimelineSample.columns(cohorts: cohorts) + ["events"]
-        guard String(first) == header.joined(separator: ",") else { return nil }
+        guard first == header else { return nil }
         let fixed = TimelineSample.figureColumns.count
         var samples: [TimelineSample] = []
-        for line in lines.dropFirst() {
-            let cells = line.split(separator: ",", omittingEmptySubsequences: false)
+        for cells in records.dropFirst() {
             guard cells.count == header.count else { return nil }
             var numbers: [UInt64] = []
             for cell in cells.dropLast() {
