@@ -62,6 +62,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 319: `export --timeline PATH --variants LIST` names a variant the sweep's timeline does
     /// not have; `available` lists its variants (none: a run's timeline, which has none).
     case timelineVariantNotFound(path: String, variant: Int, available: [String])
+    /// 320: the database holds no suite of that name (or no suite at all).
+    case suiteNotFound(path: String, name: String, available: [String])
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -85,6 +87,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .notATimeline: 317
         case .timelineColumnNotFound: 318
         case .timelineVariantNotFound: 319
+        case .suiteNotFound: 320
         }
     }
 
@@ -100,7 +103,7 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .runNotFound(let path, _, _), .runsNotComparable(let path, _, _),
             .metricNotFound(let path, _, _), .timelineNotFound(let path),
             .notATimeline(let path, _), .timelineColumnNotFound(let path, _, _),
-            .timelineVariantNotFound(let path, _, _):
+            .timelineVariantNotFound(let path, _, _), .suiteNotFound(let path, _, _):
             path
         }
     }
@@ -204,6 +207,11 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
                     + "Drop --variants, or give a sweep_timeline.csv."
                 : "\(path) has no variant \(variant). Give --variants from its variants: "
                     + available.joined(separator: ", ") + "."
+        case .suiteNotFound(let path, let name, let available):
+            "\(path) holds no suite named '\(name)' (its suites: "
+                + (available.isEmpty ? "none" : available.joined(separator: ", "))
+                + "). Give --baseline the results of `syncsim suite` run with the same suite "
+                + "file by the baseline build."
         }
     }
 

@@ -16,6 +16,7 @@ extension ResultStore {
     public static let migrationIdentifiers: [String] = [
         "v1-run", "v1-runMetric", "v1-clientMetric", "v1-runTiming",
         "v2-sweep", "v2-sweepLabel", "v2-sweepRun",
+        "v3-suite", "v3-suiteSweep",
     ]
 
     /// The migrations a database must have to be read (`Access.readOnly`): the run tables. A
@@ -120,6 +121,30 @@ extension ResultStore {
                     seedOrdinal INTEGER NOT NULL CHECK (seedOrdinal >= 0),
                     runId INTEGER NOT NULL UNIQUE REFERENCES run(id) ON DELETE CASCADE,
                     PRIMARY KEY (sweepId, variant, seedOrdinal)
+                ) STRICT
+                """)
+        }
+        migrator.registerMigration("v3-suite") { db in
+            try db.execute(sql: """
+                CREATE TABLE suite (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    name TEXT NOT NULL,
+                    fileHash TEXT NOT NULL,
+                    gitCommit TEXT NOT NULL,
+                    digest TEXT NOT NULL,
+                    sweepsCount INTEGER NOT NULL CHECK (sweepsCount >= 1)
+                ) STRICT
+                """)
+        }
+        migrator.registerMigration("v3-suiteSweep") { db in
+            try db.execute(sql: """
+                CREATE TABLE suiteSweep (
+                    suiteId INTEGER NOT NULL REFERENCES suite(id) ON DELETE CASCADE,
+                    ordinal INTEGER NOT NULL CHECK (ordinal >= 0),
+                    name TEXT NOT NULL,
+                    sweepId INTEGER NOT NULL UNIQUE REFERENCES sweep(id) ON DELETE CASCADE,
+                    PRIMARY KEY (suiteId, ordinal),
+                    UNIQUE (suiteId, name)
                 ) STRICT
                 """)
         }

@@ -28,6 +28,8 @@ public final class ResultStore: Sendable {
     /// Whether the sweep tables exist: false only for a database from before them, opened
     /// read-only (it then reads as holding no sweep).
     let hasSweepTables: Bool
+    /// Whether the suite tables exist, likewise (a database from before them holds no suite).
+    let hasSuiteTables: Bool
 
     /// Opens the results database at `path`.
     ///
@@ -48,7 +50,8 @@ public final class ResultStore: Sendable {
             throw Self.classify(error, path: path, operation: "opening the database")
         }
         let applied = try Self.checkSchema(queue, path: path, access: access)
-        hasSweepTables = access == .readWrite || applied.contains(Self.migrationIdentifiers.last!)
+        hasSweepTables = access == .readWrite || applied.contains("v2-sweepRun")
+        hasSuiteTables = access == .readWrite || applied.contains("v3-suiteSweep")
         if access == .readWrite {
             do {
                 try Self.makeMigrator().migrate(queue)

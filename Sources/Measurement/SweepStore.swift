@@ -73,6 +73,18 @@ extension ResultStore {
     ///   the sweep.
     @discardableResult
     public func insert(sweep: SweepRecord, runs: [RunRecord]) throws(MeasurementError) -> Int64 {
+        Self.checkPreconditions(sweep, runs)
+        do {
+            return try queue.write { db in try Self.insert(sweep, runs: runs, in: db) }
+        } catch {
+            throw Self.classify(
+                error, path: path,
+                operation: "inserting a sweep of \(runs.count) runs")
+        }
+    }
+
+    /// The preconditions of `insert(sweep:runs:)`, checked before anything is written.
+    static func checkPreconditions(_ sweep: SweepRecord, _ runs: [RunRecord]) {
         precondition(!sweep.seeds.isEmpty && !sweep.variantLabels.isEmpty, "an empty sweep")
         precondition(
             runs.count == sweep.seeds.count * sweep.variantLabels.count,
@@ -85,48 +97,44 @@ extension ResultStore {
             sweep.variantLabels.allSatisfy { $0.map(\.column) == columns },
             "the variants of a sweep have different label columns")
         for run in runs { Self.checkPreconditions(run) }
-        do {
-            return try queue.write { db in
-                let runIds = try runs.map { try Self.insert($0, in: db) }
-                try db.execute(
-                    sql: """
-                        INSERT INTO sweep (scenarioName, scenarioHash, optionsJSON, gitCommit,
-                            digest, variantsCount, seedsCount)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        sweep.scenarioName, sweep.scenarioHash, sweep.optionsJSON,
-                        sweep.gitCommit, sweep.digest, sweep.variantLabels.count, sweep.seeds.count,
-                    ])
-                let sweepId = db.lastInsertedRowID
-                let label = try db.cachedStatement(
-                    sql: """
-                        INSERT INTO sweepLabel (sweepId, variant, ordinal, columnName, value)
-                        VALUES (?, ?, ?, ?, ?)
-                        """)
-                for (variant, labels) in sweep.variantLabels.enumerated() {
-                    for (ordinal, entry) in labels.enumerated() {
-                        try label.execute(
-                            arguments: [sweepId, variant, ordinal, entry.column, entry.value])
-                    }
-                }
-                let member = try db.cachedStatement(
-                    sql: """
-                        INSERT INTO sweepRun (sweepId, variant, seedOrdinal, runId)
-                        VALUES (?, ?, ?, ?)
-                        """)
-                for (position, runId) in runIds.enumerated() {
-                    let variant = position / sweep.seeds.count
-                    let seedOrdinal = position % sweep.seeds.count
-                    try member.execute(arguments: [sweepId, variant, seedOrdinal, runId])
-                }
-                return sweepId
+    }
+
+    /// Inserts a sweep and its runs within the transaction of `db`; returns its `sweep.id`.
+    static func insert(_ sweep: SweepRecord, runs: [RunRecord], in db: Database) throws -> Int64 {
+        let runIds = try runs.map { try Self.insert($0, in: db) }
+        try db.execute(
+            sql: """
+                INSERT INTO sweep (scenarioName, scenarioHash, optionsJSON, gitCommit,
+                    digest, variantsCount, seedsCount)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                sweep.scenarioName, sweep.scenarioHash, sweep.optionsJSON,
+                sweep.gitCommit, sweep.digest, sweep.variantLabels.count, sweep.seeds.count,
+            ])
+        let sweepId = db.lastInsertedRowID
+        let label = try db.cachedStatement(
+            sql: """
+                INSERT INTO sweepLabel (sweepId, variant, ordinal, columnName, value)
+                VALUES (?, ?, ?, ?, ?)
+                """)
+        for (variant, labels) in sweep.variantLabels.enumerated() {
+            for (ordinal, entry) in labels.enumerated() {
+                try label.execute(
+                    arguments: [sweepId, variant, ordinal, entry.column, entry.value])
             }
-        } catch {
-            throw Self.classify(
-                error, path: path,
-                operation: "inserting a sweep of \(runs.count) runs")
         }
+        let member = try db.cachedStatement(
+            sql: """
+                INSERT INTO sweepRun (sweepId, variant, seedOrdinal, runId)
+                VALUES (?, ?, ?, ?)
+                """)
+        for (position, runId) in runIds.enumerated() {
+            let variant = position / sweep.seeds.count
+            let seedOrdinal = position % sweep.seeds.count
+            try member.execute(arguments: [sweepId, variant, seedOrdinal, runId])
+        }
+        return sweepId
     }
 
     /// Every sweep, in insertion order (none in a database from before the sweep tables).

@@ -20,6 +20,14 @@ public struct ScenarioError: Error, CustomStringConvertible, Equatable {
     public var problem: String
     public var fix: String
 
+    public init(code: Code, file: String, field: String, problem: String, fix: String) {
+        self.code = code
+        self.file = file
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+    }
+
     public var description: String {
         let location = field.isEmpty ? file : "\(file): field '\(field)'"
         return "error \(code.rawValue): \(location): \(problem). Fix: \(fix)"
@@ -56,7 +64,10 @@ extension Scenario {
         return try decode(root: root, file: file)
     }
 
-    static func parse(bytes: [UInt8], file: String) throws(ScenarioError) -> JSONValue {
+    /// `what` names the kind of file in the fix ("a scenario file", "a suite file").
+    static func parse(bytes: [UInt8], file: String, what: String = "a scenario file")
+        throws(ScenarioError) -> JSONValue
+    {
         let root: JSONValue
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
@@ -66,12 +77,12 @@ extension Scenario {
             throw ScenarioError(
                 code: .malformedJSON, file: file, field: "",
                 problem: "not valid JSON (\(underlying ?? context.debugDescription))",
-                fix: "correct the JSON syntax; a scenario file is one JSON object")
+                fix: "correct the JSON syntax; \(what) is one JSON object")
         } catch {
             throw ScenarioError(
                 code: .malformedJSON, file: file, field: "",
                 problem: "not valid JSON (\(error))",
-                fix: "correct the JSON syntax; a scenario file is one JSON object")
+                fix: "correct the JSON syntax; \(what) is one JSON object")
         }
         return root
     }

@@ -274,7 +274,7 @@ public struct ExportCommand: ParsableCommand {
         case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase,
             .sweepNotFound, .sweepsNotComparable, .shardsNotCombinable, .runNotFound,
             .runsNotComparable, .metricNotFound, .notATimeline, .timelineColumnNotFound,
-            .timelineVariantNotFound:
+            .timelineVariantNotFound, .suiteNotFound:
             65
         case .databaseNotFound, .timelineNotFound: 66
         case .outputNotWritable: 73

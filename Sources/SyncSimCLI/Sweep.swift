@@ -291,3 +291,112 @@ enum SweepRunner {
         }
     }
 }
+
+/// A sweep ready to run: its command's options read and checked, its scenario loaded, its
+/// plan made. `syncsim sweep` runs one; `syncsim suite` runs several, each exactly as `sweep`
+/// would with the same options.
+struct PreparedSweep {
+    /// A command-line error found while preparing (status 64 for `sweep`).
+    struct UsageFailure: Error {
+        var message: String
+    }
+
+    var command: SweepCommand
+    var scenarioName: String
+    /// The scenario file's bytes (the embedded default's when no file was given).
+    var scenarioBytes: [UInt8]
+    /// Every seed of `--seeds`, and those this run runs (a shard's, or all).
+    var seedList: [UInt64]
+    var runSeeds: [UInt64]
+    var shard: SweepShard?
+    var plan: SweepPlan
+    var jobs: [SweepPlan.Job]
+    /// `--timeline` in seconds, if given.
+    var timelineSeconds: UInt64?
+
+    /// Reads `command`'s options and scenario, and plans its runs.
+    /// - Throws: `UsageFailure` for options that make no sweep; `ExitCode(2)` (after printing
+    ///   the error) for a scenario that cannot be used.
+    static func prepare(_ command: SweepCommand) throws -> PreparedSweep {
+        let common = command.settings.compactMap(ScenarioSetting.init)
+        let (loaded, bytes) = try CommandSupport.loadScenario(command.scenario, settings: common)
+        guard let seedList = SweepPlan.parseSeeds(command.seeds, first: loaded.seed) else {
+            throw UsageFailure(
+                message:
+                    "--seeds '\(command.seeds)' from the scenario's seed \(loaded.seed) goes past 2^63-1; give a range A-B."
+            )
+        }
+        let shard = command.shard.flatMap(SweepShard.init)
+        if let shard, shard.count > seedList.count {
+            throw UsageFailure(
+                message:
+                    "--shard \(shard.text): the sweep has \(seedList.count) seeds, fewer than \(shard.count) shards; give at most \(seedList.count) shards."
+            )
+        }
+        let runSeeds = shard.map { Array(seedList[$0.range(of: seedList.count)]) } ?? seedList
+        let modes: [ClientResetMode?] =
+            command.resetModes.flatMap(SweepPlan.parseResetModes) ?? [nil]
+        let intervals: [String?] =
+            command.backupIntervals.flatMap(SweepPlan.parseBackupIntervals) ?? [nil]
+        let varies = command.vary.compactMap(SweepPlan.parseVary)
+        // Capped as it grows, so that no product of long lists overflows.
+        let variantsCount = varies.reduce(modes.count * intervals.count) { count, choices in
+            min(count * choices.count, SweepCommand.runsMax + 1)
+        }
+        guard variantsCount * runSeeds.count <= SweepCommand.runsMax else {
+            throw UsageFailure(
+                message:
+                    "the sweep has \(variantsCount > SweepCommand.runsMax ? "more than \(SweepCommand.runsMax)" : String(variantsCount)) variants × \(runSeeds.count) seeds, more than \(SweepCommand.runsMax) runs; give fewer seeds or variants."
+            )
+        }
+        let plan = try SweepPlan.make(
+            path: command.scenario, settings: common, size: command.size, seeds: runSeeds,
+            resetModes: modes, backupIntervals: intervals, varies: varies)
+        let timelineSeconds = try CommandSupport.timelineSeconds(
+            command.timelineInterval, durations: plan.variants.map(\.scenario.durationSeconds))
+        return PreparedSweep(
+            command: command, scenarioName: loaded.name, scenarioBytes: bytes,
+            seedList: seedList, runSeeds: runSeeds, shard: shard, plan: plan, jobs: plan.jobs,
+            timelineSeconds: timelineSeconds)
+    }
+
+    /// The variants' console titles, in order.
+    var titles: [String] { plan.variants.map(plan.title) }
+
+    /// The `sweep:` line that starts a sweep's output.
+    func headline(threads: Int) -> String {
+        let shardText = shard.map { " shard=\($0.text) of \(seedList.first!)-\(seedList.last!)" }
+        return
+            "sweep: scenario=\(scenarioName) seeds=\(runSeeds.first!)-\(runSeeds.last!)\(shardText ?? "") variants=\(plan.variants.count) runs=\(jobs.count) jobs=\(threads) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
+    }
+
+    /// What the sweep records of its finished jobs (`outcomes`, in job order): a run record per
+    /// job, the variants with their runs, the sweep's record and its digest.
+    func records(
+        _ outcomes: [SweepOutcome]
+    ) -> (records: [RunRecord], variants: [SweepVariant], sweep: SweepRecord, digest: TraceDigest) {
+        precondition(outcomes.count == jobs.count, "an outcome per job")
+        let variants = plan.variants
+        let records = zip(jobs, outcomes).map { job, outcome in
+            RunRecordBuilder.record(
+                result: outcome.result, scenario: job.scenario, scenarioBytes: scenarioBytes,
+                timings: Timings(wall: outcome.wall, result: outcome.result),
+                overrides: command.overrides(job, variants[job.variant]))
+        }
+        let seedsCount = runSeeds.count
+        let sweepVariants = variants.enumerated().map { index, variant in
+            SweepVariant(
+                labels: plan.labels(of: variant),
+                runs: Array(records[index * seedsCount..<(index + 1) * seedsCount]))
+        }
+        let digest = SweepCommand.digest(outcomes.map(\.result.traceDigest.value))
+        let sweep = SweepRecord(
+            scenarioName: scenarioName,
+            scenarioHash: RunRecordBuilder.contentHash(scenarioBytes),
+            optionsJSON: (try? RunRecord.canonicalJSON(command.options(seedList, shard: shard)))
+                ?? "{}",
+            gitCommit: BuildInfo.gitCommit, digest: digest.hex, seeds: runSeeds,
+            variantLabels: sweepVariants.map(\.labels))
+        return (records, sweepVariants, sweep, digest)
+    }
+}

@@ -161,55 +161,23 @@ public struct SweepCommand: ParsableCommand {
     }
 
     public func run() throws {
-        let common = settings.compactMap(ScenarioSetting.init)
-        let (loaded, bytes) = try CommandSupport.loadScenario(scenario, settings: common)
-        guard let seedList = SweepPlan.parseSeeds(seeds, first: loaded.seed) else {
-            FileHandle.standardError.write(
-                Data(
-                    "--seeds '\(seeds)' from the scenario's seed \(loaded.seed) goes past 2^63-1; give a range A-B.\n"
-                        .utf8))
+        let prepared: PreparedSweep
+        do {
+            prepared = try PreparedSweep.prepare(self)
+        } catch let failure as PreparedSweep.UsageFailure {
+            FileHandle.standardError.write(Data("\(failure.message)\n".utf8))
             throw ExitCode(64)
         }
-        let shard = self.shard.flatMap(SweepShard.init)
-        if let shard, shard.count > seedList.count {
-            FileHandle.standardError.write(
-                Data(
-                    "--shard \(shard.text): the sweep has \(seedList.count) seeds, fewer than \(shard.count) shards; give at most \(seedList.count) shards.\n"
-                        .utf8))
-            throw ExitCode(64)
-        }
-        let runSeeds = shard.map { Array(seedList[$0.range(of: seedList.count)]) } ?? seedList
-        let modes: [ClientResetMode?] = resetModes.flatMap(SweepPlan.parseResetModes) ?? [nil]
-        let intervals: [String?] = backupIntervals.flatMap(SweepPlan.parseBackupIntervals) ?? [nil]
-        let varies = vary.compactMap(SweepPlan.parseVary)
-        // Capped as it grows, so that no product of long lists overflows.
-        let variantsCount = varies.reduce(modes.count * intervals.count) { count, choices in
-            min(count * choices.count, Self.runsMax + 1)
-        }
-        guard variantsCount * runSeeds.count <= Self.runsMax else {
-            FileHandle.standardError.write(
-                Data(
-                    "the sweep has \(variantsCount > Self.runsMax ? "more than \(Self.runsMax)" : String(variantsCount)) variants × \(runSeeds.count) seeds, more than \(Self.runsMax) runs; give fewer seeds or variants.\n"
-                        .utf8))
-            throw ExitCode(64)
-        }
-        let plan = try SweepPlan.make(
-            path: scenario, settings: common, size: size, seeds: runSeeds, resetModes: modes,
-            backupIntervals: intervals, varies: varies)
-        let variants = plan.variants
-        let jobs = plan.jobs
-        let timelineSeconds = try CommandSupport.timelineSeconds(
-            timelineInterval, durations: variants.map(\.scenario.durationSeconds))
-        print(
-            "sweep: scenario=\(loaded.name) seeds=\(runSeeds.first!)-\(runSeeds.last!)\(shard.map { " shard=\($0.text) of \(seedList.first!)-\(seedList.last!)" } ?? "") variants=\(variants.count) runs=\(jobs.count) jobs=\(self.jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
-        )
+        let (variants, jobs, runSeeds) = (prepared.plan.variants, prepared.jobs, prepared.runSeeds)
+        let timelineSeconds = prepared.timelineSeconds
+        print(prepared.headline(threads: self.jobs))
 
         // Fail before simulating if the results cannot be written.
         let store = try CommandSupport.openStore(outputDirectory)
 
         let started = ContinuousClock.now
         let quiet = self.quiet
-        let titles = variants.map(plan.title)
+        let titles = prepared.titles
         let total = jobs.count
         let outcomes = SweepRunner.run(
             jobs, threads: self.jobs, checkpointInterval: checkpointInterval ?? 0,
@@ -225,23 +193,7 @@ public struct SweepCommand: ParsableCommand {
         }
         let wall = ContinuousClock.now - started
 
-        let records = zip(jobs, outcomes).map { job, outcome in
-            RunRecordBuilder.record(
-                result: outcome.result, scenario: job.scenario, scenarioBytes: bytes,
-                timings: Timings(wall: outcome.wall, result: outcome.result),
-                overrides: overrides(job, variants[job.variant]))
-        }
-        let sweepVariants = variants.enumerated().map { index, variant in
-            SweepVariant(
-                labels: plan.labels(of: variant),
-                runs: Array(records[index * runSeeds.count..<(index + 1) * runSeeds.count]))
-        }
-        let digest = Self.digest(outcomes.map(\.result.traceDigest.value))
-        let sweepRecord = SweepRecord(
-            scenarioName: loaded.name, scenarioHash: RunRecordBuilder.contentHash(bytes),
-            optionsJSON: (try? RunRecord.canonicalJSON(options(seedList, shard: shard))) ?? "{}",
-            gitCommit: BuildInfo.gitCommit, digest: digest.hex, seeds: runSeeds,
-            variantLabels: sweepVariants.map(\.labels))
+        let (records, sweepVariants, sweepRecord, digest) = prepared.records(outcomes)
         // sweep.csv and sweep_paired.csv are made from what the database holds, as `export`
         // makes them.
         try CommandSupport.writeResults(outputDirectory, store: store) {

@@ -5,7 +5,8 @@ public struct SyncSimCommand: ParsableCommand {
         commandName: "syncsim",
         abstract: "Simulate offline-first sync, client resets and merge throughput, deterministically.",
         subcommands: [
-            RunCommand.self, SweepCommand.self, ShrinkCommand.self, CombineCommand.self, CompareCommand.self,
+            RunCommand.self, SweepCommand.self, SuiteCommand.self, ShrinkCommand.self, CombineCommand.self,
+            CompareCommand.self,
             ExportCommand.self,
             BenchCommand.self,
         ]

@@ -15,6 +15,7 @@ import Testing
         ("syncsim.txt", SyncSimCommand.self),
         ("run.txt", RunCommand.self),
         ("sweep.txt", SweepCommand.self),
+        ("suite.txt", SuiteCommand.self),
         ("shrink.txt", ShrinkCommand.self),
         ("combine.txt", CombineCommand.self),
         ("compare.txt", CompareCommand.self),

@@ -152,8 +152,13 @@ import Testing
             .runNotFound(path: "p", runId: 3, lastRunId: 2),
             .runsNotComparable(path: "p", candidate: "q", reason: "r"),
             .metricNotFound(path: "p", metric: "m", available: ["a"]),
+            .timelineNotFound(path: "p"),
+            .notATimeline(path: "p", reason: "r"),
+            .timelineColumnNotFound(path: "p", column: "c", available: ["a"]),
+            .timelineVariantNotFound(path: "p", variant: 2, available: []),
+            .suiteNotFound(path: "p", name: "n", available: ["m"]),
         ]
-        #expect(errors.map(\.code) == Array(301...315))
+        #expect(errors.map(\.code) == Array(301...320))
         for error in errors {
             #expect(error.path == "p")
             #expect(error.description.hasPrefix("error \(error.code): "))

@@ -16,12 +16,12 @@ import Testing
                 db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             #expect(tables == [
                 "clientMetric", "grdb_migrations", "run", "runMetric", "runTiming", "sqlite_sequence",
-                "sweep", "sweepLabel", "sweepRun",
+                "suite", "suiteSweep", "sweep", "sweepLabel", "sweepRun",
             ])
             let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
             #expect(applied == [
                 "v1-run", "v1-runMetric", "v1-clientMetric", "v1-runTiming",
-                "v2-sweep", "v2-sweepLabel", "v2-sweepRun",
+                "v2-sweep", "v2-sweepLabel", "v2-sweepRun", "v3-suite", "v3-suiteSweep",
             ])
             #expect(ResultStore.migrationIdentifiers == applied)
         }
@@ -74,6 +74,14 @@ import Testing
                 "sweepId INTEGER 1 1", "variant INTEGER 1 2", "seedOrdinal INTEGER 1 3",
                 "runId INTEGER 1 0",
             ])
+            #expect(try columns("suite", db) == [
+                "id INTEGER 0 1", "name TEXT 1 0", "fileHash TEXT 1 0", "gitCommit TEXT 1 0",
+                "digest TEXT 1 0", "sweepsCount INTEGER 1 0",
+            ])
+            #expect(try columns("suiteSweep", db) == [
+                "suiteId INTEGER 1 1", "ordinal INTEGER 1 2", "name TEXT 1 0",
+                "sweepId INTEGER 1 0",
+            ])
             for table in ["runMetric", "clientMetric", "runTiming"] {
                 let foreignKeys = try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(table))")
                 #expect(foreignKeys.count == 1)
@@ -82,7 +90,7 @@ import Testing
                 #expect(foreignKeys.first?["on_delete"] == "CASCADE")
             }
             // A sweep's rows go with it, and a run's membership with the run.
-            let sweepKeys = try ["sweepLabel", "sweepRun"].flatMap { table in
+            let sweepKeys = try ["sweepLabel", "sweepRun", "suiteSweep"].flatMap { table in
                 try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(table))").map { row in
                     let target: String = row["table"]
                     let from: String = row["from"]
@@ -91,6 +99,7 @@ import Testing
                 }
             }.sorted()
             #expect(sweepKeys == [
+                "suiteSweep.suiteId -> suite CASCADE", "suiteSweep.sweepId -> sweep CASCADE",
                 "sweepLabel.sweepId -> sweep CASCADE", "sweepRun.runId -> run CASCADE",
                 "sweepRun.sweepId -> sweep CASCADE",
             ])
@@ -101,7 +110,10 @@ import Testing
                 WHERE m.type = 'table' AND list."unique" = 1 AND list.origin = 'u'
                 GROUP BY list.name ORDER BY m.name
                 """)
-            #expect(uniqueNames == ["runId,clientIndex,name", "runId,name", "runId,name", "runId"])
+            #expect(uniqueNames.sorted() == [
+                "runId", "runId,clientIndex,name", "runId,name", "runId,name", "suiteId,name",
+                "sweepId",
+            ])
         }
     }
 
