@@ -62,8 +62,8 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     /// 319: `export --timeline PATH --variants LIST` names a variant the sweep's timeline does
     /// not have; `available` lists its variants (none: a run's timeline, which has none).
     case timelineVariantNotFound(path: String, variant: Int, available: [String])
-    /// 320: the database holds no suite of that name (or no suite at all).
-    case suiteNotFound(path: String, name: String, available: [String])
+    /// 320: the database holds no such suite (`wanted`: "named 'x'" or its id), or none.
+    case suiteNotFound(path: String, wanted: String, available: [String])
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -207,11 +207,11 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
                     + "Drop --variants, or give a sweep_timeline.csv."
                 : "\(path) has no variant \(variant). Give --variants from its variants: "
                     + available.joined(separator: ", ") + "."
-        case .suiteNotFound(let path, let name, let available):
-            "\(path) holds no suite named '\(name)' (its suites: "
+        case .suiteNotFound(let path, let wanted, let available):
+            "\(path) holds no suite \(wanted) (its suites: "
                 + (available.isEmpty ? "none" : available.joined(separator: ", "))
-                + "). Give --baseline the results of `syncsim suite` run with the same suite "
-                + "file by the baseline build."
+                + "). Give the results of `syncsim suite` run with that suite file (for "
+                + "--baseline, by the baseline build), or a suite_id `export --table suites` lists."
         }
     }
 

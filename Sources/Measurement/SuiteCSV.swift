@@ -107,6 +107,27 @@ public enum SuiteCSV {
         return text
     }
 
+    public static let listColumns = [
+        "suite_id", "suite", "file_hash", "git_commit", "suite_digest", "ordinal", "sweep",
+        "sweep_id",
+    ]
+
+    /// The `suites` table: one row per sweep of every suite, suites in insertion order.
+    public static func listText(_ suites: [StoredSuite]) -> String {
+        var text = CSV.line(listColumns)
+        for suite in suites {
+            let record = suite.record
+            for (ordinal, (name, sweepId)) in zip(record.sweepNames, suite.sweepIds).enumerated()
+            {
+                text += CSV.line([
+                    String(suite.suiteId), record.name, record.fileHash, record.gitCommit,
+                    record.digest, String(ordinal), name, String(sweepId),
+                ])
+            }
+        }
+        return text
+    }
+
     public static let timingColumns = [
         "suite_id", "suite", "sweep", "sweep_id", "runs", "run_seconds", "events_per_second",
         "baseline_sweep_id", "baseline_run_seconds", "run_seconds_ratio",

@@ -44,6 +44,14 @@ public struct StoredSuite: Sendable, Equatable {
     }
 }
 
+/// The suite tables `syncsim export` can write.
+public enum SuiteTable: String, CaseIterable, Sendable {
+    /// `suite.csv` of one suite: one row per sweep.
+    case suite
+    /// One row per sweep of every suite.
+    case suites
+}
+
 extension ResultStore {
     /// Inserts a suite with its sweeps and their runs, in one transaction: all of it, or
     /// nothing. `sweeps` are in the suite's order, one per name of `suite.sweepNames`, each as
@@ -144,13 +152,37 @@ extension ResultStore {
     public func suite(named name: String) throws(MeasurementError) -> StoredSuite {
         let all = try suites()
         guard let found = all.last(where: { $0.record.name == name }) else {
-            var names: [String] = []
-            for suite in all where !names.contains(suite.record.name) {
-                names.append(suite.record.name)
-            }
-            throw .suiteNotFound(path: path, name: name, available: names)
+            throw .suiteNotFound(path: path, wanted: "named '\(name)'", available: Self.list(all))
         }
         return found
+    }
+
+    /// Suite `suiteId`, or the last one when nil.
+    /// - Throws: `MeasurementError.suiteNotFound` (320) when there is none; as `suites()`.
+    public func suite(_ suiteId: Int64?) throws(MeasurementError) -> StoredSuite {
+        let all = try suites()
+        let found = suiteId.map { id in all.first { $0.suiteId == id } } ?? all.last
+        guard let found else {
+            throw .suiteNotFound(
+                path: path, wanted: suiteId.map(String.init) ?? "at all", available: Self.list(all))
+        }
+        return found
+    }
+
+    /// `1 nightly, 2 weekly`: the suites for a message.
+    private static func list(_ suites: [StoredSuite]) -> [String] {
+        suites.map { "\($0.suiteId) \($0.record.name)" }
+    }
+
+    /// The CSV text of `table`: `suites` lists every suite; `suite` is the `suite.csv` of suite
+    /// `suiteId` (nil: the last), byte-identical to the one it wrote.
+    public func csv(_ table: SuiteTable, suiteId: Int64? = nil) throws(MeasurementError) -> String {
+        switch table {
+        case .suites: return SuiteCSV.listText(try suites())
+        case .suite:
+            let suite = try suite(suiteId)
+            return SuiteCSV.summaryText(suite: suite, sweeps: try sweeps(of: suite))
+        }
     }
 
     /// The sweeps of `suite`, read back with their runs (without clients), in its order.

@@ -38,18 +38,21 @@ public struct ExportCommand: ParsableCommand {
     public enum Table: String, ExpressibleByArgument, CaseIterable, Sendable {
         case runs, clients, timings, sweep
         case sweepPaired = "sweep_paired"
-        case sweeps
+        case sweeps, suite, suites
 
-        /// The run table of that name, or nil for a sweep table.
+        /// The run table of that name, or nil.
         var resultTable: ResultTable? { ResultTable(rawValue: rawValue) }
 
-        /// The sweep table of that name, or nil for a run table.
+        /// The sweep table of that name, or nil.
         var sweepTable: SweepTable? { SweepTable(rawValue: rawValue) }
+
+        /// The suite table of that name, or nil.
+        var suiteTable: SuiteTable? { SuiteTable(rawValue: rawValue) }
     }
 
     @Option(
         help: ArgumentHelp(
-            "The results database written by `syncsim run` or `syncsim sweep`.",
+            "The results database written by `syncsim run`, `sweep` or `suite`.",
             valueName: "path"))
     public var database: String?
 
@@ -83,8 +86,9 @@ public struct ExportCommand: ParsableCommand {
         help: """
             The table to write: runs (one row per run), clients (one row per client of a run), \
             timings (wall-clock figures, not deterministic), sweep or sweep_paired (the \
-            statistics of one sweep, as its sweep.csv and sweep_paired.csv), or sweeps (one row \
-            per sweep).
+            statistics of one sweep, as its sweep.csv and sweep_paired.csv), sweeps (one row \
+            per sweep), suite (one suite's suite.csv) or suites (one row per sweep of every \
+            suite).
             """)
     public var table: Table = .runs
 
@@ -93,6 +97,12 @@ public struct ExportCommand: ParsableCommand {
             "With --table sweep or sweep_paired: the sweep (its sweep_id). Default: the last one.",
             valueName: "id"))
     public var sweep: Int64?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --table suite: the suite (its suite_id). Default: the last one.",
+            valueName: "id"))
+    public var suite: Int64?
 
     @Option(
         help: ArgumentHelp(
@@ -119,9 +129,9 @@ public struct ExportCommand: ParsableCommand {
                     "--timeline draws one column as SVG: add --format svg and --metric COLUMN (e.g. clients_in_reset)."
                 )
             }
-            if table != .runs || sweep != nil {
+            if table != .runs || sweep != nil || suite != nil {
                 throw ValidationError(
-                    "--table and --sweep read a database; a timeline file has one table: drop them."
+                    "--table, --sweep and --suite read a database; a timeline file has one table: drop them."
                 )
             }
             _ = try Self.variantList(variants)
@@ -156,6 +166,10 @@ public struct ExportCommand: ParsableCommand {
                 "--sweep \(sweep) applies to --table sweep or sweep_paired only; drop it, or choose one of those tables."
             )
         }
+        if let suite, table != .suite {
+            throw ValidationError(
+                "--suite \(suite) applies to --table suite only; drop it, or add --table suite.")
+        }
     }
 
     public func run() throws {
@@ -170,7 +184,8 @@ public struct ExportCommand: ParsableCommand {
                 text = try Self.svgText(
                     database: database, table: table, sweep: sweep, metric: metric)
             } else {
-                text = try Self.csvText(database: database!, table: table, sweep: sweep)
+                text = try Self.csvText(
+                    database: database!, table: table, sweep: sweep, suite: suite)
             }
             if let output {
                 try AtomicFile.write(text, to: output)
@@ -184,12 +199,13 @@ public struct ExportCommand: ParsableCommand {
     }
 
     /// The CSV text of `table` in the results database at `database`, opened read-only
-    /// (`sweep`: the sweep of a sweep table; nil for the last).
+    /// (`sweep`: the sweep of a sweep table, `suite` the suite of `suite`; nil for the last).
     public static func csvText(
-        database: String, table: Table, sweep: Int64? = nil
+        database: String, table: Table, sweep: Int64? = nil, suite: Int64? = nil
     ) throws(MeasurementError) -> String {
         let store = try ResultStore(path: database, access: .readOnly)
         if let resultTable = table.resultTable { return try store.csv(resultTable) }
+        if let suiteTable = table.suiteTable { return try store.csv(suiteTable, suiteId: suite) }
         return try store.csv(table.sweepTable!, sweepId: sweep)
     }
 

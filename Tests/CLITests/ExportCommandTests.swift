@@ -63,10 +63,10 @@ import Testing
             simulated time: a line for the run, or for each variant's mean, with the intervals where faults
             fired marked; --from and --to narrow it.
 
-            USAGE: syncsim export [--database <path>] [--timeline <path>] [--from <time>] [--to <time>] [--variants <list>] [--format <format>] [--table <table>] [--sweep <id>] [--metric <name>] [--output <path>]
+            USAGE: syncsim export [--database <path>] [--timeline <path>] [--from <time>] [--to <time>] [--variants <list>] [--format <format>] [--table <table>] [--sweep <id>] [--suite <id>] [--metric <name>] [--output <path>]
 
             OPTIONS:
-              --database <path>       The results database written by `syncsim run` or `syncsim sweep`.
+              --database <path>       The results database written by `syncsim run`, `sweep` or `suite`.
               --timeline <path>       Instead of --database: a timeline.csv or sweep_timeline.csv to draw a
                                       column of (--format svg --metric COLUMN).
               --from <time>           With --timeline: draw from this simulated time on (seconds, or a number
@@ -78,10 +78,13 @@ import Testing
               --table <table>         The table to write: runs (one row per run), clients (one row per client
                                       of a run), timings (wall-clock figures, not deterministic), sweep or
                                       sweep_paired (the statistics of one sweep, as its sweep.csv and
-                                      sweep_paired.csv), or sweeps (one row per sweep). (values: runs, clients,
-                                      timings, sweep, sweep_paired, sweeps; default: runs)
+                                      sweep_paired.csv), sweeps (one row per sweep), suite (one suite's
+                                      suite.csv) or suites (one row per sweep of every suite). (values: runs,
+                                      clients, timings, sweep, sweep_paired, sweeps, suite, suites; default:
+                                      runs)
               --sweep <id>            With --table sweep or sweep_paired: the sweep (its sweep_id). Default:
                                       the last one.
+              --suite <id>            With --table suite: the suite (its suite_id). Default: the last one.
               --metric <name>         With --format svg: the metric to draw, as sweep.csv names it
                                       (snake_case); with --timeline, the column (e.g. clients_in_reset,
                                       cohort0_clients_in_reset).

@@ -86,6 +86,24 @@ import Testing
         #expect(seconds.count == 2 && seconds.allSatisfy { Double($0)! > 0 })
         #expect(csvColumn("baseline_run_seconds", in: first + "/suite_timings.csv") == ["", ""])
         #expect(!FileManager.default.fileExists(atPath: first + "/suite_compare.csv"))
+        // `export` makes suite.csv again from the database, byte for byte, and lists the suites.
+        let exported = directory + "/exported.csv"
+        let database = first + "/results.sqlite"
+        #expect(
+            syncsimStatus([
+                "export", "--database", database, "--table", "suite", "--suite", "1", "--output",
+                exported,
+            ]) == 0)
+        #expect(fileBytes(exported) == fileBytes(first + "/suite.csv"))
+        #expect(
+            syncsimStatus(["export", "--database", database, "--table", "suites", "--output", exported])
+                == 0)
+        #expect(csvColumn("sweep", in: exported) == ["modes", "lossy"])
+        #expect(csvColumn("sweep_id", in: exported) == ["1", "2"])
+        #expect(
+            syncsimStatus(["export", "--database", database, "--table", "suite", "--suite", "9"])
+                == 65)
+        #expect(syncsimStatus(["export", "--database", database, "--suite", "1"]) == 64)
     }
 
     @Test func aBaselineIsHeldSweepBySweep() throws {

@@ -156,7 +156,7 @@ import Testing
             .notATimeline(path: "p", reason: "r"),
             .timelineColumnNotFound(path: "p", column: "c", available: ["a"]),
             .timelineVariantNotFound(path: "p", variant: 2, available: []),
-            .suiteNotFound(path: "p", name: "n", available: ["m"]),
+            .suiteNotFound(path: "p", wanted: "named 'n'", available: ["m"]),
         ]
         #expect(errors.map(\.code) == Array(301...320))
         for error in errors {

@@ -62,7 +62,16 @@ import Testing
 
         let missing = measurementError { _ = try store.suite(named: "weekly") }
         #expect(missing?.code == 320)
-        #expect(missing?.message.contains("its suites: nightly, other") == true)
+        #expect(missing?.message.contains("its suites: 1 nightly, 2 nightly, 3 other") == true)
+        #expect(try store.suite(nil).suiteId == 3)
+        #expect(measurementError { _ = try store.suite(Int64(4)) }?.code == 320)
+        #expect(
+            try store.csv(.suites)
+                == CSV.line(SuiteCSV.listColumns)
+                + "1,nightly,feed,c1ebcc0,0123456789abcdef,0,b-first,1\r\n"
+                + "1,nightly,feed,c1ebcc0,0123456789abcdef,1,a-second,2\r\n"
+                + "2,nightly,feed,c1ebcc0,0123456789abcdef,0,only,3\r\n"
+                + "3,other,feed,c1ebcc0,0123456789abcdef,0,x,4\r\n")
     }
 
     @Test func aFailingSweepLeavesNoPartOfTheSuite() throws {
