@@ -117,8 +117,7 @@ public enum SuiteCSV {
         var text = CSV.line(listColumns)
         for suite in suites {
             let record = suite.record
-            for (ordinal, (name, sweepId)) in zip(record.sweepNames, suite.sweepIds).enumerated()
-            {
+            for (ordinal, (name, sweepId)) in zip(record.sweepNames, suite.sweepIds).enumerated() {
                 text += CSV.line([
                     String(suite.suiteId), record.name, record.fileHash, record.gitCommit,
                     record.digest, String(ordinal), name, String(sweepId),

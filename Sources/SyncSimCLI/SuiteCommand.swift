@@ -37,6 +37,16 @@ public struct SuiteCommand: ParsableCommand {
     public var only: String?
 
     @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            """
+            Set a field of every sweep's scenario: PATH=VALUE, as for run, before the sweep's \
+            own settings (a sweep that sets or varies the field keeps its own). Repeatable: a \
+            benchmark suite run on your workload.
+            """, valueName: "PATH=VALUE"))
+    public var settings: [String] = []
+
+    @Option(
         help: ArgumentHelp(
             """
             The results of this suite run by another build (a results database, or a \
@@ -65,6 +75,7 @@ public struct SuiteCommand: ParsableCommand {
     public init() {}
 
     public func validate() throws {
+        try CommandSupport.validate(settings: settings)
         if !(1...256).contains(jobs) {
             throw ValidationError(
                 "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
@@ -262,7 +273,7 @@ public struct SuiteCommand: ParsableCommand {
         add("--reset-modes", "resetModes", sweep.resetModes.map { [$0] } ?? [])
         add("--backup-intervals", "backupIntervals", sweep.backupIntervals.map { [$0] } ?? [])
         add("--vary", "vary", sweep.vary)
-        add("--set", "set", sweep.set)
+        add("--set", "set", settings + sweep.set)
         add("--clients", "clients", sweep.clients.map { [String($0)] } ?? [])
         add("--duration", "duration", sweep.duration.map { [$0] } ?? [])
         arguments += ["--jobs", String(jobs), "--out", outputDirectory, "--quiet"]

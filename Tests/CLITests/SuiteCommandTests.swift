@@ -96,7 +96,9 @@ import Testing
             ]) == 0)
         #expect(fileBytes(exported) == fileBytes(first + "/suite.csv"))
         #expect(
-            syncsimStatus(["export", "--database", database, "--table", "suites", "--output", exported])
+            syncsimStatus([
+                "export", "--database", database, "--table", "suites", "--output", exported,
+            ])
                 == 0)
         #expect(csvColumn("sweep", in: exported) == ["modes", "lossy"])
         #expect(csvColumn("sweep_id", in: exported) == ["1", "2"])
@@ -158,6 +160,18 @@ import Testing
         #expect(
             syncsimStatus(["suite", edited, "--out", rerun, "--baseline", baseline, "--quiet"]) == 0
         )
+
+        // A --set for the whole suite comes before each sweep's own: "lossy" keeps its loss
+        // rate (identical), "modes" takes the new one (changed).
+        let setAll = directory + "/set"
+        #expect(
+            syncsimStatus([
+                "suite", suite, "--set", "network.lossPerMillion=100000", "--out", setAll,
+                "--baseline", baseline, "--quiet",
+            ]) == 0)
+        #expect(
+            csvColumn("verdict", in: setAll + "/suite_compare.csv") == ["changed", "identical"])
+        #expect(syncsimStatus(["suite", suite, "--set", "nothing", "--out", setAll]) == 64)
 
         // --only: a sweep of the file that was not selected is left out, not missing.
         let onlyLossy = directory + "/only"
