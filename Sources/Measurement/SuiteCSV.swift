@@ -68,8 +68,8 @@ public struct SuiteSweepComparison: Sendable {
 
     /// The suite's sweeps (`candidate`, in its order, each matched by name), then the
     /// baseline's sweeps the suite file no longer has (`missing`, in the baseline's order).
-    /// `selected`: the names of the suite file this run ran (`--only`); a baseline sweep the
-    /// file has but this run did not select is left out, not missing.
+    /// `fileNames`: every sweep of the suite file, so that a baseline sweep the file has but
+    /// this run did not select (`--only`) is left out, not missing.
     public static func match(
         candidate: [SuiteSweep], baseline: [SuiteSweep], fileNames: [String]
     ) -> [SuiteSweepComparison] {

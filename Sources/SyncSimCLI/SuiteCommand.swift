@@ -367,7 +367,9 @@ enum SuitePrinter {
             Swift.print("")
             Swift.print("Against the baseline \(baseline)")
             for entry in comparisons {
-                Swift.print("  \(pad(entry.name))\(describe(entry))")
+                Swift.print(
+                    "  \(pad(entry.name))\(describe(entry, baseline: baseline, candidate: outputDirectory))"
+                )
             }
         }
         Swift.print("")
@@ -376,8 +378,11 @@ enum SuitePrinter {
         )
     }
 
-    /// One sweep's verdict, with what it rests on and where to look next.
-    static func describe(_ entry: SuiteSweepComparison) -> String {
+    /// One sweep's verdict, with what it rests on and where to look next (the `compare` line
+    /// that prints a changed sweep's details, with the two results directories).
+    static func describe(
+        _ entry: SuiteSweepComparison, baseline: String, candidate: String
+    ) -> String {
         switch entry.verdict {
         case .identical:
             return "identical (\(entry.comparison!.comparedRuns) run pairs)"
@@ -397,7 +402,7 @@ enum SuitePrinter {
                 + comparison.baselineOnlySeeds.count + comparison.candidateOnlySeeds.count
             if onlyOneSide > 0 { parts.append("variants or seeds on one side only") }
             return "changed: " + parts.joined(separator: "; ")
-                + " (syncsim compare BASELINE DIR --baseline-sweep \(entry.baseline!.sweep.sweepId) --candidate-sweep \(entry.candidate!.sweep.sweepId))"
+                + "; syncsim compare \(CommandSupport.shellWord(baseline)) \(CommandSupport.shellWord(candidate)) --baseline-sweep \(entry.baseline!.sweep.sweepId) --candidate-sweep \(entry.candidate!.sweep.sweepId) --out DIR"
         }
     }
 
