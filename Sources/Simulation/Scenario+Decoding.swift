@@ -470,9 +470,13 @@ struct FieldReader {
     let object: [String: JSONValue]
     let path: String
     let file: String
+    /// The README section that documents the file's fields, named by type errors.
+    let section: String
     var consumed: Set<String> = []
 
-    init(_ value: JSONValue, path: String, file: String) throws(ScenarioError) {
+    init(_ value: JSONValue, path: String, file: String, section: String = "Scenario format")
+        throws(ScenarioError)
+    {
         guard case .object(let object) = value else {
             throw ScenarioError(
                 code: .wrongType, file: file, field: path.isEmpty ? "(top level)" : path,
@@ -481,6 +485,7 @@ struct FieldReader {
         self.object = object
         self.path = path
         self.file = file
+        self.section = section
     }
 
     func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
@@ -489,7 +494,7 @@ struct FieldReader {
         ScenarioError(
             code: .wrongType, file: file, field: name(key),
             problem: "expected \(expected)",
-            fix: "give \(expected) (see README, \"Scenario format\")")
+            fix: "give \(expected) (see README, \"\(section)\")")
     }
 
     mutating func raw(_ key: String) -> JSONValue? {
@@ -574,7 +579,7 @@ struct FieldReader {
 
     mutating func object(_ key: String) throws(ScenarioError) -> FieldReader? {
         guard let value = raw(key) else { return nil }
-        return try FieldReader(value, path: name(key), file: file)
+        return try FieldReader(value, path: name(key), file: file, section: section)
     }
 
     mutating func array(_ key: String) throws(ScenarioError) -> [JSONValue]? {

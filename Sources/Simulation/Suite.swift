@@ -64,7 +64,7 @@ public struct SuiteSpec: Sendable, Equatable {
         throws(ScenarioError) -> SuiteSpec
     {
         let root = try Scenario.parse(bytes: bytes, file: file, what: "a suite file")
-        var reader = try FieldReader(root, path: "", file: file)
+        var reader = try FieldReader(root, path: "", file: file, section: "Suite format")
         let name = try reader.string("name", default: "")
         guard Self.isName(name) else {
             throw ScenarioError(
@@ -90,7 +90,7 @@ public struct SuiteSpec: Sendable, Equatable {
         var sweeps: [Sweep] = []
         for (index, item) in items.enumerated() {
             let field = "sweeps[\(index)]"
-            var sub = try FieldReader(item, path: field, file: file)
+            var sub = try FieldReader(item, path: field, file: file, section: "Suite format")
             let sweepName = try sub.string("name", default: "")
             guard Self.isName(sweepName) else {
                 throw ScenarioError(
@@ -135,12 +135,11 @@ public struct SuiteSpec: Sendable, Equatable {
 
     /// Letters, digits, `.`, `_` and `-`, not starting with `.`, at most `nameLengthMax`.
     public static func isName(_ text: String) -> Bool {
-        !text.isEmpty && text.count <= nameLengthMax && !text.hasPrefix(".")
+        let punctuation = "._-".unicodeScalars
+        return !text.isEmpty && text.count <= nameLengthMax && !text.hasPrefix(".")
             && text.unicodeScalars.allSatisfy { scalar in
                 scalar.isASCII
-                    && (CharacterSet.alphanumerics.contains(scalar)
-                        || "._-".unicodeScalars.contains(
-                            scalar))
+                    && (CharacterSet.alphanumerics.contains(scalar) || punctuation.contains(scalar))
             }
     }
 
