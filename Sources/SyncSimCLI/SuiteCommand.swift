@@ -198,7 +198,7 @@ public struct SuiteCommand: ParsableCommand {
 
         if !quiet {
             SuitePrinter.print(
-                sweeps: stored, comparisons: comparisons, baseline: baseline,
+                sweeps: stored, titles: titles, comparisons: comparisons, baseline: baseline,
                 outcomes: outcomes, wall: wall, threads: jobs, outputDirectory: outputDirectory)
         }
         if let comparisons {
@@ -331,12 +331,23 @@ public struct SuiteCommand: ParsableCommand {
 /// The console report of a suite: its sweeps, their wall-clock figures, and how each stands
 /// against the baseline.
 enum SuitePrinter {
+    /// `titles`: each sweep's variants' console titles, in order.
     static func print(
-        sweeps: [SuiteSweep], comparisons: [SuiteSweepComparison]?, baseline: String?,
-        outcomes: [SweepOutcome], wall: Duration, threads: Int, outputDirectory: String
+        sweeps: [SuiteSweep], titles: [[String]], comparisons: [SuiteSweepComparison]?,
+        baseline: String?, outcomes: [SweepOutcome], wall: Duration, threads: Int,
+        outputDirectory: String
     ) {
         let width = max(12, sweeps.map(\.name.count).max() ?? 0) + 2
         let pad = { (text: String) in text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        // Each sweep's headline metrics, as `sweep` prints them: the benchmark's answers.
+        for (sweep, titles) in zip(sweeps, titles) {
+            let record = sweep.sweep.record
+            Swift.print("")
+            Swift.print(
+                "== \(sweep.name): \(record.scenarioName), \(record.variantLabels.count) variants × \(SweepComparison.range(record.seeds))"
+            )
+            SweepSummaryPrinter.printMetrics(variants: sweep.variants, titles: titles)
+        }
         Swift.print("")
         Swift.print("Sweeps (deterministic results)")
         for sweep in sweeps {

@@ -355,8 +355,28 @@ enum SweepSummaryPrinter {
         variants: [SweepVariant], titles: [String], outcomes: [SweepOutcome], wall: Duration,
         threads: Int, outputDirectory: String
     ) {
-        let seeds = variants.first?.runs.count ?? 0
         Swift.print("")
+        printMetrics(variants: variants, titles: titles)
+        let passed = outcomes.count { $0.result.passed }
+        Swift.print("")
+        Swift.print("  runs passed: \(passed) of \(outcomes.count)")
+        let wallSeconds = wall.seconds
+        let runSeconds = outcomes.reduce(0.0) { $0 + $1.wall.seconds }
+        Swift.print("")
+        Swift.print("Wall-clock figures (this machine, not deterministic)")
+        Swift.print(
+            "  wall time \(RunSummaryPrinter.format(wallSeconds, 2)) s for \(RunSummaryPrinter.format(runSeconds, 2)) s of runs on \(threads) threads (\(RunSummaryPrinter.format(wallSeconds > 0 ? runSeconds / wallSeconds : 0, 2))x)"
+        )
+        Swift.print("")
+        Swift.print(
+            "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, sweep.csv, sweep_paired.csv"
+        )
+    }
+
+    /// The headline metrics of `variants` (titled `titles`): each variant's mean and 95 %
+    /// confidence interval, and, after the first, its paired difference from the first.
+    static func printMetrics(variants: [SweepVariant], titles: [String]) {
+        let seeds = variants.first?.runs.count ?? 0
         Swift.print(
             "Deterministic results: mean [95% confidence interval] over \(seeds) seeds"
                 + (variants.count > 1 ? "; Δ: paired difference from variant 0, seed by seed" : ""))
@@ -377,20 +397,6 @@ enum SweepSummaryPrinter {
                 Swift.print(line)
             }
         }
-        let passed = outcomes.count { $0.result.passed }
-        Swift.print("")
-        Swift.print("  runs passed: \(passed) of \(outcomes.count)")
-        let wallSeconds = wall.seconds
-        let runSeconds = outcomes.reduce(0.0) { $0 + $1.wall.seconds }
-        Swift.print("")
-        Swift.print("Wall-clock figures (this machine, not deterministic)")
-        Swift.print(
-            "  wall time \(RunSummaryPrinter.format(wallSeconds, 2)) s for \(RunSummaryPrinter.format(runSeconds, 2)) s of runs on \(threads) threads (\(RunSummaryPrinter.format(wallSeconds > 0 ? runSeconds / wallSeconds : 0, 2))x)"
-        )
-        Swift.print("")
-        Swift.print(
-            "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, sweep.csv, sweep_paired.csv"
-        )
     }
 
     /// `Δ mean [low, high] (higher in n, lower in m)` of paired differences `pairs`.
