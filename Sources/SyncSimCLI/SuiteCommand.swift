@@ -118,7 +118,7 @@ public struct SuiteCommand: ParsableCommand {
             throw ExitCode(64)
         }
         // The baseline is read, and the results opened, before anything runs.
-        let baselineSweeps = try baseline.map { try readBaseline($0, name: spec.name) }
+        let baselineSuite = try baseline.map { try readBaseline($0, name: spec.name) }
         let store = try CommandSupport.openStore(outputDirectory)
         print(
             "suite: name=\(spec.name) sweeps=\(entries.count) runs=\(jobsCount) jobs=\(jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
@@ -171,9 +171,9 @@ public struct SuiteCommand: ParsableCommand {
                 files.append(
                     ("sweeps/\(sweep.name)/sweep_paired.csv", SweepCSV.pairedText(sweep.variants)))
             }
-            if let baselineSweeps {
+            if let baselineSuite {
                 let matched = SuiteSweepComparison.match(
-                    candidate: stored, baseline: baselineSweeps,
+                    candidate: stored, baseline: baselineSuite.sweeps,
                     fileNames: spec.sweeps.map(\.name))
                 comparisons = matched
                 files.append(("suite_compare.csv", SuiteCSV.comparisonText(matched)))
@@ -200,6 +200,11 @@ public struct SuiteCommand: ParsableCommand {
             SuitePrinter.print(
                 sweeps: stored, titles: titles, comparisons: comparisons, baseline: baseline,
                 outcomes: outcomes, wall: wall, threads: jobs, outputDirectory: outputDirectory)
+            if let baselineSuite, baselineSuite.suite.record.fileHash != record.fileHash {
+                print(
+                    "note: the baseline ran another version of the suite file (hash \(baselineSuite.suite.record.fileHash), this one \(record.fileHash)); its sweeps were matched by name"
+                )
+            }
         }
         if let comparisons {
             print(SuitePrinter.verdictLine(comparisons))
@@ -315,12 +320,15 @@ public struct SuiteCommand: ParsableCommand {
 
     // MARK: - The database
 
-    /// The sweeps of the last suite named `name` in the baseline at `path`.
-    private func readBaseline(_ path: String, name: String) throws -> [SuiteSweep] {
+    /// The last suite named `name` in the baseline at `path`, with its sweeps.
+    private func readBaseline(
+        _ path: String, name: String
+    ) throws -> (suite: StoredSuite, sweeps: [SuiteSweep]) {
         let databasePath = CompareCommand.databasePath(path)
         do {
             let store = try ResultStore(path: databasePath, access: .readOnly)
-            return try store.sweeps(of: try store.suite(named: name))
+            let suite = try store.suite(named: name)
+            return (suite, try store.sweeps(of: suite))
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(ExportCommand.exitStatus(for: error))
