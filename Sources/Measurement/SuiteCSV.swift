@@ -22,7 +22,9 @@ public struct SuiteSweep: Sendable {
     public var runsPassed: Int { SweepCSV.values(of: "passed", in: runs).count { $0 == 1 } }
 
     /// The wall time of its runs, summed (each run's `wallSeconds` timing).
-    public var runSeconds: Double { SweepCSV.timing("wallSeconds", in: runs).reduce(0, +) }
+    public var runSeconds: Double {
+        SweepCSV.values(of: "wallSeconds", in: runs, \.timings).reduce(0, +)
+    }
 
     /// Simulated events, summed over its runs.
     public var events: UInt64 { runs.reduce(0) { $0 + $1.eventsCount } }
@@ -184,12 +186,5 @@ public enum SuiteCSV {
                 ] + counts)
         }
         return text
-    }
-}
-
-extension SweepCSV {
-    /// The values of timing `name` in `runs`, in order (runs without it are skipped).
-    public static func timing(_ name: String, in runs: [RunRecord]) -> [Double] {
-        runs.compactMap { run in run.timings.first { $0.name == name }.map(\.value.asDouble) }
     }
 }

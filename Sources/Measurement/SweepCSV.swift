@@ -84,9 +84,14 @@ public enum SweepCSV {
         ResultCSV.unionOfNames(variants.flatMap { $0.runs.map(\.metrics) })
     }
 
-    /// The values of metric `name` over `runs`, in order, skipping runs without it.
-    public static func values(of name: String, in runs: [RunRecord]) -> [Double] {
-        runs.compactMap { run in run.metrics.first { $0.name == name }.map(\.value.asDouble) }
+    /// The values of metric `name` over `runs`, in order, skipping runs without it
+    /// (`figures`: \.timings reads a wall-clock figure instead).
+    public static func values(
+        of name: String, in runs: [RunRecord], _ figures: KeyPath<RunRecord, [Metric]> = \.metrics
+    ) -> [Double] {
+        runs.compactMap { run in
+            run[keyPath: figures].first { $0.name == name }.map(\.value.asDouble)
+        }
     }
 
     /// One row per variant and metric: the metric's `Summary` over the variant's runs.

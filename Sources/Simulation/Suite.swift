@@ -65,14 +65,7 @@ public struct SuiteSpec: Sendable, Equatable {
     {
         let root = try Scenario.parse(bytes: bytes, file: file, what: "a suite file")
         var reader = try FieldReader(root, path: "", file: file, section: "Suite format")
-        let name = try reader.string("name", default: "")
-        guard Self.isName(name) else {
-            throw ScenarioError(
-                code: name.isEmpty ? .wrongType : .outOfRange, file: file, field: "name",
-                problem: name.isEmpty
-                    ? "the field is required" : "\"\(name)\" is not a usable suite name",
-                fix: Self.nameFix)
-        }
+        let name = try Self.name(&reader, of: "suite")
         let description = try reader.string("description", default: "")
         guard let items = try reader.array("sweeps"), !items.isEmpty else {
             throw ScenarioError(
@@ -91,15 +84,7 @@ public struct SuiteSpec: Sendable, Equatable {
         for (index, item) in items.enumerated() {
             let field = "sweeps[\(index)]"
             var sub = try FieldReader(item, path: field, file: file, section: "Suite format")
-            let sweepName = try sub.string("name", default: "")
-            guard Self.isName(sweepName) else {
-                throw ScenarioError(
-                    code: sweepName.isEmpty ? .wrongType : .outOfRange, file: file,
-                    field: "\(field).name",
-                    problem: sweepName.isEmpty
-                        ? "the field is required" : "\"\(sweepName)\" is not a usable sweep name",
-                    fix: Self.nameFix)
-            }
+            let sweepName = try Self.name(&sub, of: "sweep")
             if let earlier = sweeps.first(where: { $0.name == sweepName }) {
                 throw ScenarioError(
                     code: .inconsistent, file: file, field: "\(field).name",
@@ -143,8 +128,23 @@ public struct SuiteSpec: Sendable, Equatable {
             }
     }
 
-    static let nameFix =
-        "give a name of letters, digits, '.', '_' and '-' (at most \(nameLengthMax), not starting with '.'); it names files"
+    /// The `name` field `reader` holds (the suite's or a sweep's, `what`), checked.
+    private static func name(_ reader: inout FieldReader, of what: String)
+        throws(ScenarioError) -> String
+    {
+        let name = try reader.string("name", default: "")
+        guard isName(name) else {
+            throw ScenarioError(
+                code: name.isEmpty ? .wrongType : .outOfRange, file: reader.file,
+                field: reader.name("name"),
+                problem: name.isEmpty
+                    ? "the field is required" : "\"\(name)\" is not a usable \(what) name",
+                fix:
+                    "give a name of letters, digits, '.', '_' and '-' (at most \(nameLengthMax), not starting with '.'); it names files"
+            )
+        }
+        return name
+    }
 }
 
 extension FieldReader {

@@ -368,6 +368,14 @@ public struct SizeOverrides: ParsableArguments {
 
 /// What `run` and `sweep` share: reading the scenario, opening the results, writing them.
 enum CommandSupport {
+    /// Checks `--jobs J` (sweep and suite): 1 to 256 worlds at once.
+    static func validate(jobs: Int) throws {
+        if !(1...256).contains(jobs) {
+            throw ValidationError(
+                "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
+        }
+    }
+
     /// Checks `--checkpoints N` (run and sweep): N events between checkpoints, at least 1.
     static func validate(checkpointInterval: UInt64?) throws {
         if checkpointInterval == 0 {

@@ -76,10 +76,7 @@ public struct SuiteCommand: ParsableCommand {
 
     public func validate() throws {
         try CommandSupport.validate(settings: settings)
-        if !(1...256).contains(jobs) {
-            throw ValidationError(
-                "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
-        }
+        try CommandSupport.validate(jobs: jobs)
         if requireIdentical && baseline == nil {
             throw ValidationError(
                 "--require-identical compares with a baseline; give --baseline PATH too.")

@@ -154,10 +154,7 @@ public struct SweepCommand: ParsableCommand {
         }
         try CommandSupport.validate(checkpointInterval: checkpointInterval)
         try CommandSupport.validate(timelineInterval: timelineInterval)
-        if !(1...256).contains(jobs) {
-            throw ValidationError(
-                "--jobs \(jobs) is outside 1...256; give a number of worlds to run at once.")
-        }
+        try CommandSupport.validate(jobs: jobs)
     }
 
     public func run() throws {
