@@ -1,6 +1,28 @@
-//! The server history's storage: entries in chunks of a fixed size, so that a copy of a
-//! `ServerFile` (a backup) shares every chunk, and the appends after it copy only the last
-//! chunk instead of the whole history (copy-on-write works per chunk).
+//! The server history's storage: entries in chunks of a fixed size, which copies of the log
+//! share: a backup (a copy of the `ServerFile`) and every DOWNLOAD in flight (which reads the
+//! changesets it sends where the history holds them, `DownloadEntries`).
+//!
+//! A chunk is appended in place even while copies share it. Entries never change once
+//! written, and a log reads only the entries below its own end in each chunk, so a copy never
+//! sees what another log appends after it. A log whose end is not the chunk's (another copy
+//! appended there first: the history restored from a backup, then integrating again) copies
+//! its own part of the chunk before it appends. Until 2026-11-29 a chunk was a copy-on-write
+//! array, and an append after a copy copied the last chunk; a DOWNLOAD then had to copy each
+//! changeset it sent (a retain of a cold changeset per entry, about 3 % of the default day).
+
+/// The entries of one chunk: room for `HistoryLog.chunkCapacity`, the first `written` set.
+/// (`@unchecked Sendable`: an entry below a log's end is never written again; the appends
+/// that write above it happen in the one world that owns the history, on its thread.)
+final class HistoryChunk: @unchecked Sendable {
+    let entries = UnsafeMutablePointer<ServerHistoryEntry>.allocate(
+        capacity: HistoryLog.chunkCapacity)
+    var written = 0
+
+    deinit {
+        entries.deinitialize(count: written)
+        entries.deallocate()
+    }
+}
 
 /// A server file's history entries, oldest first, indexed from 0 (`historyBase` + 1).
 public struct HistoryLog: RandomAccessCollection, Sendable {
@@ -8,8 +30,9 @@ public struct HistoryLog: RandomAccessCollection, Sendable {
     static let chunkShift = 10
     static let chunkCapacity = 1 << chunkShift
 
-    /// Every chunk is full but the last; the first may have entries dropped from its front.
-    private var chunks: ContiguousArray<ContiguousArray<ServerHistoryEntry>> = []
+    /// Every chunk is full up to this log's end but the last; the first may have entries
+    /// dropped from its front.
+    private var chunks: ContiguousArray<HistoryChunk> = []
     /// Entries dropped from the front of the first chunk (less than `chunkCapacity`).
     private var dropped = 0
     public private(set) var count = 0
@@ -25,7 +48,7 @@ public struct HistoryLog: RandomAccessCollection, Sendable {
     public subscript(position: Int) -> ServerHistoryEntry {
         precondition(position >= 0 && position < count, "history index out of range")
         let slot = position + dropped
-        return chunks[slot >> Self.chunkShift][slot & (Self.chunkCapacity - 1)]
+        return chunks[slot >> Self.chunkShift].entries[slot & (Self.chunkCapacity - 1)]
     }
 
     /// Calls `body` with each entry from `position` on, in order, read where it is stored: an
@@ -34,30 +57,61 @@ public struct HistoryLog: RandomAccessCollection, Sendable {
     public func forEach(
         from position: Int, _ body: (borrowing ServerHistoryEntry) throws -> Void
     ) rethrows {
-        precondition(position >= 0 && position <= count, "history index out of range")
-        var slot = position + dropped
-        let end = count + dropped
+        try forEach(in: position..<count, body)
+    }
+
+    /// `forEach(from:_:)` for the entries at `positions` only.
+    @inline(__always)
+    public func forEach(
+        in positions: Range<Int>, _ body: (borrowing ServerHistoryEntry) throws -> Void
+    ) rethrows {
+        try forEachAddress(in: positions) { try body($0.pointee) }
+    }
+
+    /// `forEach(in:_:)` with the address of each entry, for a reader of a few of its fields:
+    /// a borrowed entry is copied whole when the reader makes a call before its last use.
+    @inline(__always)
+    func forEachAddress(
+        in positions: Range<Int>, _ body: (UnsafePointer<ServerHistoryEntry>) throws -> Void
+    ) rethrows {
+        precondition(
+            positions.lowerBound >= 0 && positions.upperBound <= count,
+            "history index out of range")
+        var slot = positions.lowerBound + dropped
+        let end = positions.upperBound + dropped
         while slot < end {
             let chunk = slot >> Self.chunkShift
             let upTo = Swift.min(end, (chunk + 1) << Self.chunkShift)
             let (first, last) = (slot & (Self.chunkCapacity - 1), upTo - (chunk << Self.chunkShift))
-            try chunks[chunk].withUnsafeBufferPointer { entries in
-                for offset in first..<last { try body(entries[offset]) }
-            }
+            let entries = UnsafePointer(chunks[chunk].entries)
+            for offset in first..<last { try body(entries + offset) }
             slot = upTo
         }
     }
 
-    /// Appends an entry; copies at most the last chunk when a backup shares it. A new chunk is
-    /// made with room for all its entries, so that it never grows by copying.
+    /// Appends an entry: in place, unless another copy of the log appended to the last chunk
+    /// after this log's end (then this log's part of it is copied first). A new chunk is made
+    /// with room for all its entries, so that it never grows by copying.
     public mutating func append(_ entry: ServerHistoryEntry) {
-        if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkCapacity {
-            var chunk = ContiguousArray<ServerHistoryEntry>()
-            chunk.reserveCapacity(Self.chunkCapacity)
-            chunk.append(entry)
+        let end = count + dropped
+        let lastChunk = chunks.count - 1
+        if chunks.isEmpty || end == chunks.count << Self.chunkShift {
+            let chunk = HistoryChunk()
+            chunk.entries.initialize(to: entry)
+            chunk.written = 1
             chunks.append(chunk)
         } else {
-            chunks[chunks.count - 1].append(entry)
+            let own = end - (lastChunk << Self.chunkShift)
+            if chunks[lastChunk].written != own {
+                // Another copy wrote after this log's end: take this log's entries alone.
+                let copy = HistoryChunk()
+                copy.entries.initialize(from: chunks[lastChunk].entries, count: own)
+                copy.written = own
+                chunks[lastChunk] = copy
+            }
+            let chunk = chunks[lastChunk]
+            (chunk.entries + own).initialize(to: entry)
+            chunk.written = own + 1
         }
         count += 1
         encodedBytes += entry.encodedBytes

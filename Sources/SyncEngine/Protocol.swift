@@ -117,11 +117,11 @@ public struct DownloadMessage: Sendable {
     /// The cursor after integrating `entries`.
     public var cursor: DownloadCursor
     public var latest: SaltedVersion
-    public var entries: ContiguousArray<DownloadEntry>
+    public var entries: DownloadEntries
     /// The total length of `entries`' encodings, as sent.
     public var payloadBytes: Int
     public init(
-        cursor: DownloadCursor, latest: SaltedVersion, entries: ContiguousArray<DownloadEntry>,
+        cursor: DownloadCursor, latest: SaltedVersion, entries: DownloadEntries,
         payloadBytes: Int
     ) {
         self.cursor = cursor
@@ -132,7 +132,116 @@ public struct DownloadMessage: Sendable {
 
     /// Leaves the first entry out, and its bytes with it.
     public mutating func removeFirstEntry() {
-        payloadBytes -= entries.removeFirst().encodedByteCount
+        payloadBytes -= entries.removeFirst()
+    }
+}
+
+/// The changesets of a DOWNLOAD (`DownloadEntry`), read where the server's history holds them:
+/// the message shares the history's chunks (`HistoryLog`) and names the positions it sends, in
+/// runs, each with the `lastIntegratedRemoteVersion` its entries carry for the receiver. An
+/// entry is copied, its version set, only when it is read by subscript; `forEach(in:_:)` reads
+/// the changesets as stored, for a client that applies them as they are.
+public struct DownloadEntries: RandomAccessCollection, Sendable {
+    /// Consecutive history positions sent, the entries `first ..< first + (end - start)`.
+    struct Run: Sendable {
+        var first: Int
+        var start: Int
+        var end: Int
+        var lastIntegratedRemoteVersion: UInt64
+    }
+
+    /// The history read (a copy that shares the server's chunks; empty when nothing is sent).
+    private var history: HistoryLog
+    private var runs: ContiguousArray<Run>
+    public private(set) var count: Int
+
+    /// No entries.
+    public init() {
+        history = HistoryLog()
+        runs = []
+        count = 0
+    }
+
+    /// The entries of `history` at the runs' positions (`runs`: ascending, each non-empty).
+    init(history: HistoryLog, runs: ContiguousArray<Run>) {
+        self.history = runs.isEmpty ? HistoryLog() : history
+        self.runs = runs
+        count = runs.last.map { $0.first + $0.end - $0.start } ?? 0
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The run holding entry `index`.
+    private func run(holding index: Int) -> Run {
+        var (low, high) = (0, runs.count - 1)
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if runs[middle].first <= index { low = middle } else { high = middle - 1 }
+        }
+        return runs[low]
+    }
+
+    /// Entry `index`, as sent: a copy of the stored changeset with the receiver's
+    /// `lastIntegratedRemoteVersion`.
+    public subscript(index: Int) -> DownloadEntry {
+        precondition(index >= 0 && index < count, "download entry out of range")
+        let run = run(holding: index)
+        var changeset = history[run.start + index - run.first].changeset
+        changeset.lastIntegratedRemoteVersion = run.lastIntegratedRemoteVersion
+        return changeset
+    }
+
+    /// The receiver's `lastIntegratedRemoteVersion` of entry `index`.
+    public func lastIntegratedRemoteVersion(_ index: Int) -> UInt64 {
+        precondition(index >= 0 && index < count, "download entry out of range")
+        return run(holding: index).lastIntegratedRemoteVersion
+    }
+
+    /// Calls `body` with the changesets of entries `indices`, in order, as the history stores
+    /// them (their `lastIntegratedRemoteVersion` the server's, not the receiver's), without
+    /// copying them; stops at the first false.
+    /// - Returns: false when `body` stopped it.
+    public func forEach(in indices: Range<Int>, _ body: (borrowing Changeset) -> Bool) -> Bool {
+        precondition(
+            indices.lowerBound >= 0 && indices.upperBound <= count,
+            "download entries out of range")
+        guard !indices.isEmpty else { return true }
+        var go = true
+        var runIndex = runs.firstIndex { $0.first + $0.end - $0.start > indices.lowerBound }!
+        var next = indices.lowerBound
+        while go && next < indices.upperBound {
+            let run = runs[runIndex]
+            let upTo = Swift.min(indices.upperBound, run.first + run.end - run.start)
+            let positions = (run.start + next - run.first)..<(run.start + upTo - run.first)
+            history.forEach(in: positions) { entry in
+                if go { go = body(entry.changeset) }
+            }
+            next = upTo
+            runIndex += 1
+        }
+        return go
+    }
+
+    /// Leaves the first entry out.
+    /// - Returns: its encoded length, as sent.
+    mutating func removeFirst() -> Int {
+        precondition(count > 0, "no download entry to remove")
+        let run = runs[0]
+        let stored = history[run.start]
+        let bytes =
+            stored.encodedBytes
+            - varintByteCount(stored.changeset.lastIntegratedRemoteVersion)
+            + varintByteCount(run.lastIntegratedRemoteVersion)
+        if run.end - run.start == 1 {
+            runs.removeFirst()
+        } else {
+            runs[0].start += 1
+            runs[0].first += 1
+        }
+        for index in runs.indices { runs[index].first -= 1 }
+        count -= 1
+        return bytes
     }
 }
 

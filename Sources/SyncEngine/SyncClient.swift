@@ -449,18 +449,21 @@ public struct SyncClient: Sendable {
         var start = 0
         let ident = file?.ident ?? 0
         while start < entries.count {
-            let seen = entries[start].lastIntegratedRemoteVersion
+            let seen = entries.lastIntegratedRemoteVersion(start)
             var end = start + 1
-            while end < entries.count, entries[end].lastIntegratedRemoteVersion == seen { end += 1 }
+            while end < entries.count, entries.lastIntegratedRemoteVersion(end) == seen { end += 1 }
             var firstLocal = 0
             while firstLocal < unsynced.count, unsynced[firstLocal].original.version <= seen {
                 firstLocal += 1
             }
             if firstLocal == unsynced.count {
-                // Nothing local is concurrent: apply the entries as they are, without copying.
-                for index in start..<end {
-                    do { try replica.apply(entries[index]) } catch { return false }
+                // Nothing local is concurrent: apply the entries as the server's history holds
+                // them, without copying.
+                let applied = entries.forEach(in: start..<end) { changeset in
+                    do { try replica.apply(changeset) } catch { return false }
+                    return true
                 }
+                if !applied { return false }
                 start = end
                 continue
             }

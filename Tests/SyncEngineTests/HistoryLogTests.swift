@@ -80,4 +80,31 @@ import Testing
             log, Array(before.dropFirst(HistoryLog.chunkCapacity + 3)) + Array(10_000..<10_100),
             "the original")
     }
+
+    /// A restore: the history goes back to a backup that shares its last chunk, then both go
+    /// on. The original appended in place after the backup's end, so the backup's appends
+    /// must not write there: each log reads its own entries.
+    @Test func copiesThatBothAppendKeepTheirOwnEntries() {
+        var log = HistoryLog()
+        for number in 0..<(HistoryLog.chunkCapacity + 10) { log.append(Self.entry(number)) }
+        var backup = log
+        for number in 5_000..<5_020 { log.append(Self.entry(number)) }
+        // An in-flight reader (a DOWNLOAD) holding the log as it was then.
+        let reader = log
+        for number in 7_000..<7_005 { backup.append(Self.entry(number)) }
+        for number in 6_000..<6_003 { log.append(Self.entry(number)) }
+        let base = Array(0..<(HistoryLog.chunkCapacity + 10))
+        expectEqual(backup, base + Array(7_000..<7_005), "the backup, restored and appended to")
+        expectEqual(log, base + Array(5_000..<5_020) + Array(6_000..<6_003), "the original")
+        expectEqual(reader, base + Array(5_000..<5_020), "the reader")
+        // A copy appending across a chunk boundary from a shared, partly filled chunk.
+        var other = reader
+        for number in 8_000..<(8_000 + HistoryLog.chunkCapacity) {
+            other.append(Self.entry(number))
+        }
+        expectEqual(
+            other, base + Array(5_000..<5_020) + Array(8_000..<(8_000 + HistoryLog.chunkCapacity)),
+            "a copy filling its chunk")
+        expectEqual(log, base + Array(5_000..<5_020) + Array(6_000..<6_003), "the original again")
+    }
 }

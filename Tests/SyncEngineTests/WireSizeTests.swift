@@ -34,6 +34,7 @@ struct WireSizeTests {
             #expect(
                 WireSize.of(ServerMessage.download(download)) == WireSize.downloadHeader + encoded)
             checked += download.entries.count
+            Self.checkEntries(download)
         }
         #expect(checked == 200)
         // Client a's own download skips its own entries; its payload is empty.
@@ -42,6 +43,73 @@ struct WireSizeTests {
             after: DownloadCursor(serverVersion: 0, lastIntegratedClientVersion: 0))
         #expect(own.entries.isEmpty)
         #expect(own.payloadBytes == 0)
+    }
+
+    /// A DOWNLOAD's entries read in place (`DownloadEntries.forEach(in:)`) are the stored
+    /// changesets, the same as its subscript's but for the receiver's
+    /// `lastIntegratedRemoteVersion`; left out one by one (the download-gap sabotage), its
+    /// payload stays the length of what it still carries.
+    static func checkEntries(_ download: DownloadMessage) {
+        var stored: [Changeset] = []
+        #expect(
+            download.entries.forEach(in: 0..<download.entries.count) { changeset in
+                stored.append(copy changeset)
+                return true
+            })
+        #expect(stored.count == download.entries.count)
+        for (index, changeset) in stored.enumerated() {
+            var sent = changeset
+            sent.lastIntegratedRemoteVersion = download.entries.lastIntegratedRemoteVersion(index)
+            #expect(sent == download.entries[index])
+        }
+        // A part read in place, from inside a run to inside another.
+        if download.entries.count > 4 {
+            var part: [Changeset] = []
+            _ = download.entries.forEach(in: 2..<(download.entries.count - 1)) { changeset in
+                part.append(copy changeset)
+                return part.count < 3
+            }
+            #expect(part.map(\.version) == stored[2..<5].map(\.version))
+        }
+        var shrinking = download
+        while !shrinking.entries.isEmpty {
+            shrinking.removeFirstEntry()
+            #expect(
+                shrinking.payloadBytes == shrinking.entries.reduce(0) { $0 + $1.encoded().count })
+        }
+        #expect(shrinking.payloadBytes == 0)
+    }
+
+    @Test(
+        "a DOWNLOAD with the receiver's own entries between the others' carries each run's version")
+    func downloadWithOwnEntriesBetween() throws {
+        var (a, b) = ServerFileTests.twoConnectedClients()
+        a.server = b.server  // b's server knows both files
+        for step in Int64(0)..<60 {
+            a.upload(
+                ServerFileTests.write(
+                    &a.client, key: step % 7, value: step, at: 10 + UInt64(step),
+                    id: UInt64(step)))
+            b.server = a.server
+            if step % 4 == 1 {
+                b.upload(
+                    ServerFileTests.write(
+                        &b.client, key: 100 + step, value: step, at: 10 + UInt64(step),
+                        id: 1_000 + UInt64(step)))
+                a.server = b.server
+            }
+        }
+        let download = b.server.download(
+            for: b.client.file!.ident,
+            after: DownloadCursor(serverVersion: 0, lastIntegratedClientVersion: 0))
+        #expect(download.entries.count == 60)
+        let versions = Set(
+            download.entries.indices.map {
+                download.entries.lastIntegratedRemoteVersion($0)
+            })
+        #expect(versions.count == 16)
+        #expect(download.payloadBytes == download.entries.reduce(0) { $0 + $1.encoded().count })
+        Self.checkEntries(download)
     }
 
     @Test("a fresh copy's payload is its state's encoded snapshot, sized again after a change")
