@@ -7,7 +7,8 @@
 # and client bandwidth, so the links' queues are timed too; its second restore going 2 h back, past
 # the 90 minutes its backups are kept), one job in debug and two in release:
 # serial and parallel, debug and release must give the same files, and
-# `syncsim compare --require-identical` must find every run the same.
+# `syncsim compare --require-identical` must find every run the same; `bench targets` and
+# `bench run` run both builds in turns, and must find the same digests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=(--duration 21h --clients 10 --quiet)
@@ -53,10 +54,17 @@ if ! .build/release/syncsim bench targets --baseline .build/debug/syncsim --inst
     --objects 60 --rounds 1 --quiet --out "$work/targets" > "$work/targets.txt"; then
   echo "FAIL: bench targets finds merges that differ between debug and release"; status=1
 fi
+# The simulator's speed harness end to end, on the real builds: a small run of each, in turns;
+# `bench run` fails when the debug build's digest differs from the release build's.
+if ! .build/release/syncsim bench run --rounds 2 --baseline .build/debug/syncsim --quiet \
+    --out "$work/bench-run" -- --duration 3h --clients 20 > "$work/bench-run.txt"; then
+  echo "FAIL: bench run finds runs that differ between debug and release"; status=1
+fi
 if [ $status -eq 0 ]; then
   echo "debug and release agree: $release_digest, runs.csv and clients.csv byte-identical"
   echo "sweep: debug with 1 job and release with 2 agree: $(grep '^digest=' "$work/sweep-release.txt"), runs, clients, sweep and sweep_paired.csv byte-identical, compare: identical"
   echo "merge: debug and release give the same digests in all $(($(wc -l < "$work/targets/targets_compare.csv") - 1)) cells of bench targets"
+  echo "bench run: $(tail -1 "$work/bench-run.txt")"
   echo "1 passed, 0 failed"
 else
   echo "0 passed, 1 failed"

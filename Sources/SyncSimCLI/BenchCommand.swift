@@ -10,8 +10,9 @@ import Simulation
 public struct BenchCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure merge throughput, and judge it against the merge targets.",
-        subcommands: [BenchMergeCommand.self, BenchTargetsCommand.self]
+        abstract:
+            "Measure merge throughput and judge it against the merge targets; measure the simulator's speed.",
+        subcommands: [BenchMergeCommand.self, BenchTargetsCommand.self, BenchRunCommand.self]
     )
 
     public init() {}

@@ -22,6 +22,7 @@ import Testing
         ("export.txt", ExportCommand.self),
         ("bench-merge.txt", BenchMergeCommand.self),
         ("bench-targets.txt", BenchTargetsCommand.self),
+        ("bench-run.txt", BenchRunCommand.self),
     ]
 
     @Test(arguments: commands.map(\.file))
