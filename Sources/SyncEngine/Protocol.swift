@@ -140,7 +140,8 @@ public struct DownloadMessage: Sendable {
 /// the message shares the history's chunks (`HistoryLog`) and names the positions it sends, in
 /// runs, each with the `lastIntegratedRemoteVersion` its entries carry for the receiver. An
 /// entry is copied, its version set, only when it is read by subscript; `forEach(in:_:)` reads
-/// the changesets as stored, for a client that applies them as they are.
+/// the changesets as stored, for a client that applies them as they are (a call that takes
+/// one still retains it for the call).
 public struct DownloadEntries: RandomAccessCollection, Sendable {
     /// Consecutive history positions sent, the entries `first ..< first + (end - start)`.
     struct Run: Sendable {
@@ -154,13 +155,6 @@ public struct DownloadEntries: RandomAccessCollection, Sendable {
     private var history: HistoryLog
     private var runs: ContiguousArray<Run>
     public private(set) var count: Int
-
-    /// No entries.
-    public init() {
-        history = HistoryLog()
-        runs = []
-        count = 0
-    }
 
     /// The entries of `history` at the runs' positions (`runs`: ascending, each non-empty).
     init(history: HistoryLog, runs: ContiguousArray<Run>) {

@@ -458,7 +458,7 @@ public struct SyncClient: Sendable {
             }
             if firstLocal == unsynced.count {
                 // Nothing local is concurrent: apply the entries as the server's history holds
-                // them, without copying.
+                // them (the call retains each changeset; nothing is copied into the message).
                 let applied = entries.forEach(in: start..<end) { changeset in
                     do { try replica.apply(changeset) } catch { return false }
                     return true

@@ -391,7 +391,7 @@ struct SimulatorBenchReport {
             lines.append(
                 String(
                     format:
-                        "| %@ | %d | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) | %.0f | %.0f× | %.0f | %@ |",
+                        "| %@ | %ld | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) | %.0f | %.0f× | %.0f | %@ |",
                     build.rawValue, samples.count, wall.p50, wall.min, wall.max, cpu.p50,
                     cpu.min, cpu.max, Summary.of(samples.map(\.eventsPerSecond)).p50,
                     Summary.of(samples.map(\.speedUp)).p50,

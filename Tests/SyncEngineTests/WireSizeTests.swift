@@ -62,7 +62,7 @@ struct WireSizeTests {
             sent.lastIntegratedRemoteVersion = download.entries.lastIntegratedRemoteVersion(index)
             #expect(sent == download.entries[index])
         }
-        // A part read in place, from inside a run to inside another.
+        // A part read in place (across runs where there are several), stopped after three.
         if download.entries.count > 4 {
             var part: [Changeset] = []
             _ = download.entries.forEach(in: 2..<(download.entries.count - 1)) { changeset in
