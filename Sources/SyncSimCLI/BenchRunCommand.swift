@@ -21,7 +21,9 @@ public struct BenchRunCommand: ParsableCommand {
             time, and the digest. Writes DIR/bench_run_runs.csv (every run), \
             DIR/bench_run.csv (per build: medians and ranges over the rounds) and, with \
             --baseline, DIR/bench_run_compare.csv (candidate over baseline, round by round: \
-            the median ratio and its range). Every run must give the same digest: exits 1 \
+            the median ratio and its range, the geometric mean with its 95 % interval, and \
+            whether that says faster, slower or not resolved). Every run must give the same \
+            digest (timings never decide the exit status): exits 1 \
             when they differ (the files are written first) or when a run fails.
             """
     )
@@ -294,9 +296,39 @@ struct SimulatorBenchReport {
         "digests_agree",
     ]
     static let compareColumns = [
-        "rounds", "wall_ratio_median", "wall_ratio_min", "wall_ratio_max", "cpu_ratio_median",
-        "cpu_ratio_min", "cpu_ratio_max", "peak_ratio_median", "same_digest",
+        "rounds", "wall_ratio_median", "wall_ratio_min", "wall_ratio_max", "wall_ratio_geomean",
+        "wall_ratio_low95", "wall_ratio_high95", "candidate_faster_rounds", "wall_verdict",
+        "cpu_ratio_median", "cpu_ratio_min", "cpu_ratio_max", "peak_ratio_median", "same_digest",
     ]
+
+    /// The wall-time ratios' geometric mean with its 95 % confidence interval (Student's t on
+    /// the logarithms of the per-round ratios; nil with fewer than two rounds), the rounds the
+    /// candidate was faster in, and what they say: `faster` or `slower` when the interval
+    /// lies wholly below or above 1, else `not resolved`.
+    struct RatioEstimate: Equatable {
+        var geometricMean: Double
+        var interval: ClosedRange<Double>?
+        var fasterRounds: Int
+        var verdict: String
+    }
+
+    func wallEstimate() -> RatioEstimate {
+        let ratios = ratios(\.wallSeconds)
+        let logs = Summary.of(ratios.map { Foundation.log($0) })
+        var interval: ClosedRange<Double>?
+        var verdict = "not resolved"
+        if ratios.count >= 2 {
+            let (low, high) = (
+                exp(logs.mean - logs.confidenceHalfWidth95),
+                exp(logs.mean + logs.confidenceHalfWidth95)
+            )
+            interval = low...high
+            if high < 1 { verdict = "faster" } else if low > 1 { verdict = "slower" }
+        }
+        return RatioEstimate(
+            geometricMean: exp(logs.mean), interval: interval,
+            fasterRounds: ratios.filter { $0 < 1 }.count, verdict: verdict)
+    }
 
     /// The builds that ran, candidate first.
     var builds: [SimulatorRun.Build] {
@@ -364,9 +396,14 @@ struct SimulatorBenchReport {
         let wall = Summary.of(ratios(\.wallSeconds))
         let cpu = Summary.of(ratios(\.cpuSeconds))
         let peak = Summary.of(ratios(\.peakResidentBytes))
+        let estimate = wallEstimate()
         return CSV.line(Self.compareColumns)
             + CSV.line([
                 String(wall.count), CSV.real(wall.p50), CSV.real(wall.min), CSV.real(wall.max),
+                CSV.real(estimate.geometricMean),
+                estimate.interval.map { CSV.real($0.lowerBound) } ?? "",
+                estimate.interval.map { CSV.real($0.upperBound) } ?? "",
+                String(estimate.fasterRounds), estimate.verdict,
                 CSV.real(cpu.p50), CSV.real(cpu.min), CSV.real(cpu.max), CSV.real(peak.p50),
                 String(sameDigest),
             ])
@@ -416,6 +453,14 @@ struct SimulatorBenchReport {
                     " baseline wall=%.2f s (%.2f–%.2f) wall ratio=%.3f (%.3f–%.3f) CPU ratio=%.3f (%.3f–%.3f)",
                 baseline.p50, baseline.min, baseline.max, wall.p50, wall.min, wall.max, cpu.p50,
                 cpu.min, cpu.max)
+            let estimate = wallEstimate()
+            if let interval = estimate.interval {
+                line += String(
+                    format: " geomean=%.3f (95%% CI %.3f–%.3f)", estimate.geometricMean,
+                    interval.lowerBound, interval.upperBound)
+            }
+            line +=
+                " faster in \(estimate.fasterRounds) of \(wall.count) rounds: \(estimate.verdict)"
         }
         line += " digest=" + (sameDigest ? (runs.first?.sample.digest ?? "") : "differs")
         return line

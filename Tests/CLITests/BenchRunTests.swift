@@ -93,7 +93,10 @@ struct BenchRunTests {
         let compare = try lines(out.appendingPathComponent("bench_run_compare.csv"))
         #expect(compare[0] == SimulatorBenchReport.compareColumns.joined(separator: ","))
         #expect(compare.count == 2)
-        #expect(compare[1].hasPrefix("3,0.500000,0.500000,0.500000,"))
+        // Every round 0.5: the geometric mean's interval is 0.5 too, wholly below 1.
+        #expect(
+            compare[1].hasPrefix(
+                "3,0.500000,0.500000,0.500000,0.500000,0.500000,0.500000,3,faster,"))
         #expect(compare[1].hasSuffix(",1.000000,true"))
     }
 
@@ -130,10 +133,48 @@ struct BenchRunTests {
         #expect(report.digestProblems()[0].contains("(aa, cc)"))
     }
 
-    func sample(_ digest: String) -> SimulatorSample {
+    func sample(_ digest: String, wall: Double = 1) -> SimulatorSample {
         SimulatorSample(
-            wallSeconds: 1, eventsPerSecond: 1, speedUp: 1, peakResidentBytes: 1, cpuSeconds: 1,
-            digest: digest)
+            wallSeconds: wall, eventsPerSecond: 1, speedUp: 1, peakResidentBytes: 1,
+            cpuSeconds: 1, digest: digest)
+    }
+
+    /// Rounds whose candidate / baseline wall ratios are `ratios`.
+    func report(_ ratios: [Double]) -> SimulatorBenchReport {
+        SimulatorBenchReport(
+            runs: ratios.enumerated().flatMap { round, ratio in
+                [
+                    SimulatorRun(
+                        round: round + 1, build: .baseline, first: true,
+                        sample: sample("aa", wall: 10)),
+                    SimulatorRun(
+                        round: round + 1, build: .candidate, first: false,
+                        sample: sample("aa", wall: 10 * ratio)),
+                ]
+            })
+    }
+
+    @Test("the wall ratio's geometric mean and its interval decide faster, slower or not resolved")
+    func ratioEstimate() {
+        // Ratios on both sides of 1: the interval holds 1.
+        let mixed = report([0.9, 1.1, 1.0]).wallEstimate()
+        #expect(abs(mixed.geometricMean - exp((log(0.9) + log(1.1)) / 3)) < 1e-12)
+        #expect(mixed.interval.map { $0.contains(1) } == true)
+        #expect(mixed.fasterRounds == 1)
+        #expect(mixed.verdict == "not resolved")
+        // Steady ratios: t(0.975, 3) · sd / √4 on the logarithms, wholly above 1.
+        let slower = report([1.10, 1.12, 1.11, 1.13]).wallEstimate()
+        let logs = [1.10, 1.12, 1.11, 1.13].map { log($0) }
+        let mean = logs.reduce(0, +) / 4
+        let sd = (logs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / 3).squareRoot()
+        let half = 3.182_446_305_284_263 * sd / 2
+        #expect(abs(slower.interval!.lowerBound - exp(mean - half)) < 1e-9)
+        #expect(abs(slower.interval!.upperBound - exp(mean + half)) < 1e-9)
+        #expect(slower.verdict == "slower" && slower.fasterRounds == 0)
+        // One round: no interval, nothing resolved.
+        let single = report([0.5]).wallEstimate()
+        #expect(single.interval == nil && single.verdict == "not resolved")
+        #expect(report([0.5]).compareText().contains(",0.500000,,,1,not resolved,"))
     }
 
     @Test("a failing run stops with status 1; bad options, arguments and scenarios run nothing")
