@@ -150,9 +150,8 @@ public struct SuiteSpec: Sendable, Equatable {
 extension FieldReader {
     /// A string field, or nil when absent.
     mutating func optionalString(_ key: String) throws(ScenarioError) -> String? {
-        guard let value = raw(key) else { return nil }
-        guard case .string(let string) = value else { throw wrongType(key, "a string") }
-        return string
+        let value = try string(key, default: "")
+        return has(key) ? value : nil
     }
 
     /// A field given as a string or a whole number (`"1-20"` or `20`, `"6h"` or `21600`), as

@@ -176,10 +176,8 @@ struct SimulatorSample: Sendable, Equatable {
     /// The sample of a run from its `timings.csv` (header and one row) and its standard
     /// output (the `digest=` line); nil when either lacks what is read.
     static func parse(timings: String, output: String, cpuSeconds: Double) -> SimulatorSample? {
-        let lines = timings.split(whereSeparator: \.isNewline).map(String.init)
-        guard lines.count >= 2 else { return nil }
-        let header = lines[0].split(separator: ",").map(String.init)
-        let row = lines[lines.count - 1].split(separator: ",").map(String.init)
+        guard let records = CSV.records(timings), records.count >= 2 else { return nil }
+        let (header, row) = (records[0], records[records.count - 1])
         func value(_ column: String) -> Double? {
             guard let index = header.firstIndex(of: column), index < row.count else { return nil }
             return Double(row[index])

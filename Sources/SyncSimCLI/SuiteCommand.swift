@@ -208,22 +208,12 @@ public struct SuiteCommand: ParsableCommand {
         }
         print("digest=\(digest.hex)")
         var failedAny = false
-        for (index, entry) in entries.enumerated() {
-            let prepared = entry.prepared
-            for (offset, job) in prepared.jobs.enumerated() {
-                let outcome = outcomes[entry.firstJob + offset]
-                guard !outcome.result.passed else { continue }
+        for entry in entries {
+            let slice = outcomes[entry.firstJob..<entry.firstJob + entry.prepared.jobs.count]
+            if entry.prepared.reportFailures(
+                Array(slice), name: entry.spec.name, outputDirectory: outputDirectory)
+            {
                 failedAny = true
-                let variant = prepared.plan.variants[job.variant]
-                print(
-                    "FAILED: \(entry.spec.name): \(titles[index][job.variant]), seed \(job.seed): \(outcome.result.failures.joined(separator: "; "))"
-                )
-                prepared.command.overrides(job, variant).writeCapsule(
-                    scenario: prepared.command.scenario, seed: job.seed, result: outcome.result,
-                    to:
-                        "\(outputDirectory)/capsule-\(entry.spec.name)-variant-\(job.variant)-seed-\(job.seed).json"
-                )
-                print("reproduce: \(prepared.command.reproduceLine(job, variant))")
             }
         }
         if failedAny { throw ExitCode(1) }

@@ -363,6 +363,32 @@ struct PreparedSweep {
     /// The variants' console titles, in order.
     var titles: [String] { plan.variants.map(plan.title) }
 
+    /// For each failed run of `outcomes` (in job order): a `FAILED:` line, a capsule in
+    /// `outputDirectory` and the line that reproduces it; `name` (a suite's sweep) prefixes
+    /// both the line and the capsule's file name.
+    /// - Returns: whether any run failed.
+    func reportFailures(
+        _ outcomes: [SweepOutcome], name: String?, outputDirectory: String
+    ) -> Bool {
+        precondition(outcomes.count == jobs.count, "an outcome per job")
+        let titles = titles
+        var failed = false
+        for (job, outcome) in zip(jobs, outcomes) where !outcome.result.passed {
+            failed = true
+            let variant = plan.variants[job.variant]
+            print(
+                "FAILED: \(name.map { "\($0): " } ?? "")\(titles[job.variant]), seed \(job.seed): \(outcome.result.failures.joined(separator: "; "))"
+            )
+            command.overrides(job, variant).writeCapsule(
+                scenario: command.scenario, seed: job.seed, result: outcome.result,
+                to:
+                    "\(outputDirectory)/capsule-\(name.map { "\($0)-" } ?? "")variant-\(job.variant)-seed-\(job.seed).json"
+            )
+            print("reproduce: \(command.reproduceLine(job, variant))")
+        }
+        return failed
+    }
+
     /// The `sweep:` line that starts a sweep's output.
     func headline(threads: Int) -> String {
         let shardText = shard.map { " shard=\($0.text) of \(seedList.first!)-\(seedList.last!)" }

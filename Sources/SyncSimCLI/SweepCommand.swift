@@ -237,17 +237,7 @@ public struct SweepCommand: ParsableCommand {
                 threads: self.jobs, outputDirectory: outputDirectory)
         }
         print("digest=\(digest.hex)")
-        let failed = zip(jobs, outcomes).filter { !$0.1.result.passed }
-        if !failed.isEmpty {
-            for (job, outcome) in failed {
-                print(
-                    "FAILED: \(titles[job.variant]), seed \(job.seed): \(outcome.result.failures.joined(separator: "; "))"
-                )
-                overrides(job, variants[job.variant]).writeCapsule(
-                    scenario: scenario, seed: job.seed, result: outcome.result,
-                    to: "\(outputDirectory)/capsule-variant-\(job.variant)-seed-\(job.seed).json")
-                print("reproduce: \(reproduceLine(job, variants[job.variant]))")
-            }
+        if prepared.reportFailures(outcomes, name: nil, outputDirectory: outputDirectory) {
             throw ExitCode(1)
         }
     }
