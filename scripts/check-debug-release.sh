@@ -60,6 +60,14 @@ if ! .build/release/syncsim bench run --rounds 2 --baseline .build/debug/syncsim
     --out "$work/bench-run" -- --duration 3h --clients 20 > "$work/bench-run.txt"; then
   echo "FAIL: bench run finds runs that differ between debug and release"; status=1
 fi
+# Standard output is line-buffered (main.swift): a command's header line comes before the
+# progress lines it announces on standard error, also when both go to one file or pipe.
+.build/release/syncsim sweep --clients 10 --duration 1h --seeds 2 --out "$work/order" \
+  > "$work/order.txt" 2>&1
+if ! head -1 "$work/order.txt" | grep -q '^sweep: '; then
+  echo "FAIL: the sweep's header line is not its first line when stdout and stderr share a file"
+  status=1
+fi
 if [ $status -eq 0 ]; then
   echo "debug and release agree: $release_digest, runs.csv and clients.csv byte-identical"
   echo "sweep: debug with 1 job and release with 2 agree: $(grep '^digest=' "$work/sweep-release.txt"), runs, clients, sweep and sweep_paired.csv byte-identical, compare: identical"

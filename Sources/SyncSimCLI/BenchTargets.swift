@@ -92,16 +92,15 @@ struct TargetSample: Equatable, Sendable {
         "replica_digest", "changeset_digest",
     ]
 
-    /// Reads the sample from `bench merge --csv` output: a header and one row.
+    /// Reads the sample from `bench merge --csv` output: a header and one row, read as RFC
+    /// 4180 (`CSV.records`: a quoted cell, such as a trace file's name with a comma, is one
+    /// cell).
     static func parse(csv text: String) -> TargetSample? {
-        let lines = text.components(separatedBy: "\r\n").filter { !$0.isEmpty }
-        guard lines.count == 2 else { return nil }
-        let header = lines[0].split(separator: ",", omittingEmptySubsequences: false).map(
-            String.init)
-        let row = lines[1].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard header.count == row.count else { return nil }
+        guard let records = CSV.records(text), records.count == 2,
+            records[0].count == records[1].count
+        else { return nil }
         var value = [String: String]()
-        for (name, cell) in zip(header, row) { value[name] = cell }
+        for (name, cell) in zip(records[0], records[1]) { value[name] = cell }
         guard let seconds = value["merge_cpu_seconds"].flatMap(Double.init),
             let merged = value["instructions_merged"].flatMap(Int.init),
             let encoded = value["encoded_bytes_per_instruction"].flatMap(Double.init),

@@ -178,6 +178,36 @@ struct BenchTargetsTests {
                 atPath: out.appendingPathComponent("targets_compare.csv").path))
     }
 
+    @Test("a bench merge CSV row is read as RFC 4180: a quoted cell with a comma is one cell")
+    func parsesMergeCSV() {
+        let header = BenchRow.columns.joined(separator: ",")
+        func row(workload: String) -> String {
+            BenchRow.columns.map { column -> String in
+                switch column {
+                case "workload": workload
+                case "merge_cpu_seconds": "0.250000"
+                case "instructions_merged": "1000000"
+                case "encoded_bytes_per_instruction": "8.10"
+                case "peak_memory_bytes_per_instruction": ""
+                case "replica_digest": "3ca96d1bedb6957e"
+                case "changeset_digest": "00ff"
+                default: "0"
+                }
+            }.joined(separator: ",")
+        }
+        let expected = TargetSample(
+            mergeCpuSeconds: 0.25, instructionsMerged: 1_000_000,
+            encodedBytesPerInstruction: 8.1, peakMemoryBytesPerInstruction: nil,
+            replicaDigest: "3ca96d1bedb6957e", changesetDigest: "00ff")
+        #expect(TargetSample.parse(csv: "\(header)\r\n\(row(workload: "list"))\r\n") == expected)
+        // A trace's file name with a comma is quoted by the writer: one cell, not two.
+        let quoted = row(workload: "\"a,b.jsonl\"")
+        #expect(TargetSample.parse(csv: "\(header)\r\n\(quoted)\r\n") == expected)
+        #expect(TargetSample.parse(csv: "\(header)\r\n") == nil)
+        #expect(TargetSample.parse(csv: "\(header)\r\n\(row(workload: "a,b"))\r\n") == nil)
+        #expect(TargetSample.parse(csv: "\(header)\r\n\"unclosed\r\n") == nil)
+    }
+
     /// A stand-in for `syncsim`: answers `bench merge … --csv FILE` with a row whose merge
     /// time is `seconds` and whose digests are `digest`, or fails with `status`.
     func standIn(
