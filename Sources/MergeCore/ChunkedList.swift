@@ -57,13 +57,10 @@ struct ChunkedList: Sendable, Hashable, Sequence {
             total += chunks[chunk].count
         }
         for group in groupCounts.indices {
-            let range =
-                (group * Self.groupLength)
-                ..<Swift.min(
-                    (group + 1) * Self.groupLength,
-                    chunks.count)
-            guard Int(groupCounts[group]) == range.reduce(0, { $0 + Int(chunkCounts[$1]) })
-            else { return false }
+            let lower = group * Self.groupLength
+            let upper = Swift.min(lower + Self.groupLength, chunks.count)
+            let sum = chunkCounts[lower..<upper].reduce(0) { $0 + Int($1) }
+            guard Int(groupCounts[group]) == sum else { return false }
         }
         return total == count
     }
