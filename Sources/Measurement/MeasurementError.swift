@@ -64,6 +64,14 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     case timelineVariantNotFound(path: String, variant: Int, available: [String])
     /// 320: the database holds no such suite (`wanted`: "named 'x'" or its id), or none.
     case suiteNotFound(path: String, wanted: String, available: [String])
+    /// 321: `--resume` found a journal (`DIR/journal.jsonl`) that is not the journal of this
+    /// sweep or suite, run by this build, or not one at all (`reason` says which line and how).
+    case journalNotResumable(path: String, reason: String)
+    /// 322: `--resume` found no journal to resume in the results directory.
+    case journalNotFound(path: String)
+    /// 323: a sweep or suite without `--resume` found the journal of an interrupted one, with
+    /// `runs` finished runs that starting over would lose.
+    case journalPending(path: String, runs: Int)
 
     /// The stable numeric code of this error. Never renumbered; new codes are appended.
     public var code: UInt16 {
@@ -88,6 +96,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
         case .timelineColumnNotFound: 318
         case .timelineVariantNotFound: 319
         case .suiteNotFound: 320
+        case .journalNotResumable: 321
+        case .journalNotFound: 322
+        case .journalPending: 323
         }
     }
 
@@ -103,7 +114,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
             .runNotFound(let path, _, _), .runsNotComparable(let path, _, _),
             .metricNotFound(let path, _, _), .timelineNotFound(let path),
             .notATimeline(let path, _), .timelineColumnNotFound(let path, _, _),
-            .timelineVariantNotFound(let path, _, _), .suiteNotFound(let path, _, _):
+            .timelineVariantNotFound(let path, _, _), .suiteNotFound(let path, _, _),
+            .journalNotResumable(let path, _), .journalNotFound(let path),
+            .journalPending(let path, _):
             path
         }
     }
@@ -212,6 +225,17 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
                 + (available.isEmpty ? "none" : available.joined(separator: ", "))
                 + "). Give the results of `syncsim suite` run with that suite file (for "
                 + "--baseline, by the baseline build), or a suite_id `export --table suites` lists."
+        case .journalNotResumable(let path, let reason):
+            "\(path) cannot be resumed by this command: \(reason). Resume with the command line "
+                + "and the build that started it (the file's first line names them), or remove "
+                + "the file to start over (its finished runs are then lost)."
+        case .journalNotFound(let path):
+            "\(path) does not exist: no interrupted sweep or suite to resume there. Give --out "
+                + "the directory of the interrupted one, or leave out --resume to start afresh."
+        case .journalPending(let path, let runs):
+            "\(path) holds \(runs) finished run\(runs == 1 ? "" : "s") of an interrupted sweep "
+                + "or suite, which starting afresh would lose. Run the same command line with "
+                + "--resume to finish it, or remove the file to start over."
         }
     }
 

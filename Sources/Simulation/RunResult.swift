@@ -3,7 +3,7 @@
 
 import SyncEngine
 
-public struct RunResult: Sendable {
+public struct RunResult: Sendable, Equatable, Codable {
     public var seed: UInt64
     public var scenarioName: String
     public var traceDigest: TraceDigest

@@ -8,7 +8,7 @@ public enum KeyDistribution: String, Sendable, CaseIterable {
     case zipf
 }
 
-public enum FaultKind: String, Sendable, CaseIterable {
+public enum FaultKind: String, Sendable, CaseIterable, Codable {
     /// The server is rolled back to a backup: the latest one, or with `restorePointSecondsAgo`
     /// the latest one taken at or before that many seconds before the fault (a point-in-time
     /// restore to before an incident that was found late). With `durationSeconds` the restore
@@ -54,7 +54,7 @@ public enum FaultKind: String, Sendable, CaseIterable {
     case networkOutage
 }
 
-public struct FaultSpec: Sendable, Equatable {
+public struct FaultSpec: Sendable, Equatable, Codable {
     public var kind: FaultKind
     public var atSeconds: UInt64
     /// `revokeAccess` only: the chance, in percent, that each partition loses access.
@@ -120,7 +120,7 @@ public struct WorkloadSpec: Sendable, Equatable {
 /// for whom resets come and data is lost. Fields a cohort leaves out take the scenario's.
 /// Cohorts take consecutive client indices, in the order listed (client i syncs partition
 /// i mod `partitionsCount`, so a cohort spreads over the partitions); no draw decides them.
-public struct CohortSpec: Sendable, Equatable {
+public struct CohortSpec: Sendable, Equatable, Codable {
     public var name: String
     /// The share of the clients, in percent: clients ⌊N·(before)/100⌋ ..< ⌊N·(before + this)/100⌋,
     /// where `before` sums the shares of the cohorts listed before it.
@@ -194,7 +194,7 @@ extension Scenario {
     }
 }
 
-public struct ConnectivitySpec: Sendable, Equatable {
+public struct ConnectivitySpec: Sendable, Equatable, Codable {
     /// Mean of the exponential online periods, seconds.
     public var onlineSecondsMean = 1_800.0
     /// Mean of the exponential offline periods, seconds.
@@ -252,7 +252,7 @@ public struct ServerSpec: Sendable, Equatable {
 
 /// When the app runs the file action of a client reset error that reached its error handler
 /// (manual mode, or the manual fallback of an automatic mode).
-public enum ManualHandling: String, Sendable, CaseIterable {
+public enum ManualHandling: String, Sendable, CaseIterable, Codable {
     /// The handler calls `SyncSession.immediatelyHandleError(token)`: the file is backed up and
     /// deleted at once, and the next open downloads a fresh copy.
     case immediately

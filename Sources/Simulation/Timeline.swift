@@ -5,7 +5,7 @@
 //! run: the trace digest is the same with or without it.
 
 /// One interval of a run's timeline: counts of what happened in it, and the state at its end.
-public struct TimelineSample: Sendable, Equatable {
+public struct TimelineSample: Sendable, Equatable, Codable {
     /// The interval's end, in simulated nanoseconds: it covers the events at times in
     /// [end − interval, end) (the last sample: up to the run's end, healing included).
     public var endNs: UInt64
@@ -125,7 +125,7 @@ public struct TimelineSample: Sendable, Equatable {
 
 /// One cohort's figures in an interval of a run's timeline (`TimelineSample.cohorts`): its
 /// clients' share of the run-wide figures of the same names.
-public struct CohortTimelineFigures: Sendable, Equatable {
+public struct CohortTimelineFigures: Sendable, Equatable, Codable {
     /// Counts in the interval.
     public var writesMade: UInt64 = 0
     public var resetsStarted: UInt64 = 0

@@ -3,7 +3,7 @@
 
 import Randomness
 
-public struct TraceDigest: Sendable, Equatable {
+public struct TraceDigest: Sendable, Equatable, Codable {
     public private(set) var value: UInt64 = 0x5359_4E43_5349_4D31  // "SYNCSIM1"
 
     public init() {}
@@ -26,7 +26,7 @@ public struct TraceDigest: Sendable, Equatable {
 /// runs agree up to the last checkpoint where their digests are equal, and differ from the
 /// window after it on: the first differing checkpoint names the events where two builds, or two
 /// settings, part.
-public struct TraceCheckpoint: Sendable, Equatable {
+public struct TraceCheckpoint: Sendable, Equatable, Codable {
     /// Events processed so far.
     public var events: UInt64
     /// Simulated time of the last of them, in nanoseconds.

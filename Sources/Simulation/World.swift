@@ -82,7 +82,7 @@ struct ClientSlot {
 }
 
 /// Deterministic per-client counters.
-public struct ClientCounters: Sendable, Equatable {
+public struct ClientCounters: Sendable, Equatable, Codable {
     public var writesMade: UInt64 = 0
     /// Completed client resets: automatic ones when the file took the fresh copy, manual ones
     /// (and fallbacks) when the app backed the file up and deleted it.
@@ -1631,7 +1631,7 @@ public final class World {
 }
 
 /// World-wide deterministic counters.
-public struct WorldCounters: Sendable, Equatable {
+public struct WorldCounters: Sendable, Equatable, Codable {
     public var uploads: UInt64 = 0
     public var downloads: UInt64 = 0
     public var changesetsIntegrated: UInt64 = 0

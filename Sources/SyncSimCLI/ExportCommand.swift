@@ -290,9 +290,9 @@ public struct ExportCommand: ParsableCommand {
         case .schemaTooNew, .notADatabase, .databaseCorrupt, .schemaTooOld, .foreignDatabase,
             .sweepNotFound, .sweepsNotComparable, .shardsNotCombinable, .runNotFound,
             .runsNotComparable, .metricNotFound, .notATimeline, .timelineColumnNotFound,
-            .timelineVariantNotFound, .suiteNotFound:
+            .timelineVariantNotFound, .suiteNotFound, .journalNotResumable, .journalPending:
             65
-        case .databaseNotFound, .timelineNotFound: 66
+        case .databaseNotFound, .timelineNotFound, .journalNotFound: 66
         case .outputNotWritable: 73
         case .databaseFailed, .outputWriteFailed: 74
         }

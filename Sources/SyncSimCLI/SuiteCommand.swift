@@ -23,7 +23,9 @@ public struct SuiteCommand: ParsableCommand {
             baseline's sweep of the same name, as `syncsim compare` does: DIR/suite_compare.csv \
             gives each sweep's verdict, DIR/sweeps/NAME/compare.csv and compare_runs.csv the \
             details. Exits 1 when a run fails a check, or with --require-identical when a \
-            sweep is not identical to the baseline's (the files are written first).
+            sweep is not identical to the baseline's (the files are written first). While it \
+            runs, DIR/journal.jsonl keeps every finished run: an interrupted suite is finished \
+            by the same command line with --resume.
             """
     )
 
@@ -72,6 +74,13 @@ public struct SuiteCommand: ParsableCommand {
     @Flag(help: "No progress lines and no tables: the suite line, the verdict and the digest.")
     public var quiet = false
 
+    @Flag(
+        help: """
+            Finish an interrupted suite: read back the runs DIR/journal.jsonl holds (the same \
+            command line and build) and run only the others.
+            """)
+    public var resume = false
+
     public init() {}
 
     public func validate() throws {
@@ -114,14 +123,23 @@ public struct SuiteCommand: ParsableCommand {
                         .utf8))
             throw ExitCode(64)
         }
-        // The baseline is read, and the results opened, before anything runs.
+        // The baseline and a journal are read, and the results opened, before anything runs.
         let baselineSuite = try baseline.map { try readBaseline($0, name: spec.name) }
+        let allJobs = entries.flatMap(\.prepared.jobs)
+        let identity = SweepJournal.Identity(
+            command: "suite \(spec.name)", commit: BuildInfo.gitCommit, runs: jobsCount,
+            sweeps: entries.map { $0.prepared.journalSweep(name: $0.spec.name) },
+            checkpointInterval: 0, timelineSeconds: 0)
+        let completed = try SweepJournal.readBack(
+            in: outputDirectory, identity: identity, jobs: allJobs, resume: resume)
         let store = try CommandSupport.openStore(outputDirectory)
+        let journal = try SweepJournal.writer(
+            in: outputDirectory, identity: identity, resume: resume)
         print(
             "suite: name=\(spec.name) sweeps=\(entries.count) runs=\(jobsCount) jobs=\(jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
+        if resume { SweepJournal.announce(completed, of: jobsCount, in: outputDirectory) }
 
-        let allJobs = entries.flatMap(\.prepared.jobs)
         let owner = entries.indices.flatMap { index in
             Array(repeating: index, count: entries[index].prepared.jobs.count)
         }
@@ -129,7 +147,9 @@ public struct SuiteCommand: ParsableCommand {
         let names = entries.map(\.spec.name)
         let (quiet, total) = (self.quiet, jobsCount)
         let started = ContinuousClock.now
-        let outcomes = SweepRunner.run(allJobs, threads: jobs) { index, done, outcome in
+        let finished = SweepRunner.run(
+            allJobs, threads: jobs, completed: completed, journal: journal
+        ) { index, done, outcome in
             guard !quiet else { return }
             let job = allJobs[index]
             let verdict = outcome.result.passed ? "passed" : "FAILED"
@@ -139,6 +159,7 @@ public struct SuiteCommand: ParsableCommand {
                         .utf8))
         }
         let wall = ContinuousClock.now - started
+        guard let outcomes = finished else { throw SweepJournal.interrupted(journal) }
 
         let made = entries.map { entry in
             entry.prepared.records(
@@ -192,6 +213,7 @@ public struct SuiteCommand: ParsableCommand {
                 ))
             return files
         }
+        journal.finish()
 
         if !quiet {
             SuitePrinter.print(

@@ -235,26 +235,39 @@ enum SweepRunner {
     /// Stack of each worker thread: a world runs as it does on the main thread.
     static let stackSize = 16 << 20
 
-    /// Every job's outcome, in job order. `finished(index, done, outcome)` is called on the
-    /// worker thread as each job ends, in whatever order they end, with the number of jobs done
-    /// so far (for progress only).
+    /// For tests: after this many runs finish, the workers take no more jobs and `run` returns
+    /// nil, as if the process had been stopped there (its journal then holds those runs).
+    @TaskLocal static var stopAfter: Int?
+
+    /// Every job's outcome, in job order: those of `completed` (by job, read back from a
+    /// journal) as they are, the others run. `journal` gets each run as it ends; then
+    /// `finished(index, done, outcome)` is called on the worker thread, in whatever order the
+    /// jobs end, with the number of jobs done so far, `completed` included (for progress only).
     /// With `checkpointInterval` N > 0, each world takes a checkpoint every N events and at
     /// the end (`World.checkpointInterval`), which changes no run; with `timelineIntervalNs`
     /// > 0, each keeps its timeline (`World.timelineIntervalNs`), which changes none either.
+    /// - Returns: nil only when `stopAfter` stopped it.
     static func run(
         _ jobs: [SweepPlan.Job], threads: Int, checkpointInterval: UInt64 = 0,
-        timelineIntervalNs: UInt64 = 0,
+        timelineIntervalNs: UInt64 = 0, completed: [Int: SweepOutcome] = [:],
+        journal: SweepJournal.Writer? = nil,
         finished: @escaping @Sendable (Int, Int, SweepOutcome) -> Void = { _, _, _ in }
-    ) -> [SweepOutcome] {
+    ) -> [SweepOutcome]? {
         precondition(threads >= 1, "a sweep needs at least one thread")
-        let shared = SharedSweep(count: jobs.count)
+        let pending = jobs.indices.filter { completed[$0] == nil }
+        let shared = SharedSweep(count: jobs.count, done: jobs.count - pending.count)
+        shared.outcomes.withLock { outcomes in
+            for (index, outcome) in completed { outcomes[index] = outcome }
+        }
+        let stopAfter = Self.stopAfter ?? Int.max
         let done = DispatchSemaphore(value: 0)
-        let workers = min(threads, max(jobs.count, 1))
+        let workers = min(threads, max(pending.count, 1))
         for _ in 0..<workers {
             let thread = Thread {
-                while true {
-                    let index = shared.next.add(1, ordering: .relaxed).oldValue
-                    guard index < jobs.count else { break }
+                while shared.ran.load(ordering: .relaxed) < stopAfter {
+                    let next = shared.next.add(1, ordering: .relaxed).oldValue
+                    guard next < pending.count else { break }
+                    let index = pending[next]
                     let job = jobs[index]
                     let started = ContinuousClock.now
                     let world = World(scenario: job.scenario, seed: job.seed)
@@ -264,7 +277,9 @@ enum SweepRunner {
                     let outcome = SweepOutcome(
                         result: result, checkpoints: world.checkpoints,
                         timeline: world.timeline, wall: ContinuousClock.now - started)
+                    journal?.append(SweepJournal.Entry(job: index, of: job, outcome: outcome))
                     shared.outcomes.withLock { $0[index] = outcome }
+                    shared.ran.add(1, ordering: .relaxed)
                     finished(index, shared.done.add(1, ordering: .relaxed).newValue, outcome)
                 }
                 done.signal()
@@ -273,20 +288,23 @@ enum SweepRunner {
             thread.start()
         }
         for _ in 0..<workers { done.wait() }
-        return shared.outcomes.withLock { outcomes in
-            outcomes.map { outcome in
-                guard let outcome else { preconditionFailure("a sweep job did not run") }
-                return outcome
-            }
+        let outcomes = shared.outcomes.withLock { $0 }
+        if outcomes.contains(where: { $0 == nil }) {
+            precondition(stopAfter != Int.max, "a sweep job did not run")
+            return nil
         }
+        return outcomes.map { $0! }
     }
 
     private final class SharedSweep: Sendable {
         let next = Atomic<Int>(0)
-        let done = Atomic<Int>(0)
+        let done: Atomic<Int>
+        /// Runs this call made (not read back).
+        let ran = Atomic<Int>(0)
         let outcomes: Mutex<[SweepOutcome?]>
 
-        init(count: Int) {
+        init(count: Int, done: Int) {
+            self.done = Atomic(done)
             outcomes = Mutex(Array(repeating: nil, count: count))
         }
     }
@@ -360,6 +378,18 @@ struct PreparedSweep {
             timelineSeconds: timelineSeconds)
     }
 
+    /// The sweep's options as its record holds them (`SweepRecord.optionsJSON`).
+    var optionsJSON: String {
+        (try? RunRecord.canonicalJSON(command.options(seedList, shard: shard))) ?? "{}"
+    }
+
+    /// What a journal records of this sweep (`SweepJournal.Identity`); `name` is a suite's.
+    func journalSweep(name: String) -> SweepJournal.Identity.Sweep {
+        SweepJournal.Identity.Sweep(
+            name: name, options: optionsJSON,
+            scenarioHash: RunRecordBuilder.contentHash(scenarioBytes))
+    }
+
     /// The variants' console titles, in order.
     var titles: [String] { plan.variants.map(plan.title) }
 
@@ -419,8 +449,7 @@ struct PreparedSweep {
         let sweep = SweepRecord(
             scenarioName: scenarioName,
             scenarioHash: RunRecordBuilder.contentHash(scenarioBytes),
-            optionsJSON: (try? RunRecord.canonicalJSON(command.options(seedList, shard: shard)))
-                ?? "{}",
+            optionsJSON: optionsJSON,
             gitCommit: BuildInfo.gitCommit, digest: digest.hex, seeds: runSeeds,
             variantLabels: sweepVariants.map(\.labels))
         return (records, sweepVariants, sweep, digest)

@@ -20,7 +20,9 @@ public struct SweepCommand: ParsableCommand {
             spread, percentiles, 95% confidence interval of the mean) and DIR/sweep_paired.csv \
             (each variant minus the first, seed by seed), both made from the sweep as recorded \
             in the database, so `syncsim export --table sweep` makes them again. Exits 1 when a \
-            run fails a check, and prints the line that reproduces each failed run.
+            run fails a check, and prints the line that reproduces each failed run. While it \
+            runs, DIR/journal.jsonl keeps every finished run: an interrupted sweep is finished \
+            by the same command line with --resume.
             """
     )
 
@@ -107,6 +109,13 @@ public struct SweepCommand: ParsableCommand {
     @Flag(help: "No progress lines and no table: only the sweep line and the final digest line.")
     public var quiet = false
 
+    @Flag(
+        help: """
+            Finish an interrupted sweep: read back the runs DIR/journal.jsonl holds (the same \
+            command line and build) and run only the others.
+            """)
+    public var resume = false
+
     public init() {}
 
     public func validate() throws {
@@ -169,16 +178,27 @@ public struct SweepCommand: ParsableCommand {
         let timelineSeconds = prepared.timelineSeconds
         print(prepared.headline(threads: self.jobs))
 
-        // Fail before simulating if the results cannot be written.
+        // A journal is read (or refused) before anything is written; then the results are
+        // opened, to fail before simulating if they cannot be written.
+        let identity = SweepJournal.Identity(
+            command: "sweep", commit: BuildInfo.gitCommit, runs: jobs.count,
+            sweeps: [prepared.journalSweep(name: "")],
+            checkpointInterval: checkpointInterval ?? 0, timelineSeconds: timelineSeconds ?? 0)
+        let completed = try SweepJournal.readBack(
+            in: outputDirectory, identity: identity, jobs: jobs, resume: resume)
         let store = try CommandSupport.openStore(outputDirectory)
+        let journal = try SweepJournal.writer(
+            in: outputDirectory, identity: identity, resume: resume)
+        if resume { SweepJournal.announce(completed, of: jobs.count, in: outputDirectory) }
 
         let started = ContinuousClock.now
         let quiet = self.quiet
         let titles = prepared.titles
         let total = jobs.count
-        let outcomes = SweepRunner.run(
+        let finished = SweepRunner.run(
             jobs, threads: self.jobs, checkpointInterval: checkpointInterval ?? 0,
-            timelineIntervalNs: (timelineSeconds ?? 0) * Time.nanosecondsPerSecond
+            timelineIntervalNs: (timelineSeconds ?? 0) * Time.nanosecondsPerSecond,
+            completed: completed, journal: journal
         ) { index, done, outcome in
             guard !quiet else { return }
             let job = jobs[index]
@@ -189,6 +209,9 @@ public struct SweepCommand: ParsableCommand {
                         .utf8))
         }
         let wall = ContinuousClock.now - started
+        guard let outcomes = finished else {
+            throw SweepJournal.interrupted(journal)
+        }
 
         let (records, sweepVariants, sweepRecord, digest) = prepared.records(outcomes)
         // sweep.csv and sweep_paired.csv are made from what the database holds, as `export`
@@ -230,6 +253,7 @@ public struct SweepCommand: ParsableCommand {
             }
             return files
         }
+        journal.finish()
 
         if !quiet {
             SweepSummaryPrinter.print(
