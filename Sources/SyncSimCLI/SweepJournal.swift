@@ -116,12 +116,14 @@ enum SweepJournal {
         return encoder
     }
 
-    /// Without `--resume`: refuses to start when `directory` holds an interrupted one's journal.
+    /// Without `--resume`: refuses to start when `directory` holds an interrupted one's journal
+    /// with finished runs (one stopped before its first run ended is started afresh).
     static func checkNonePending(in directory: String) throws(MeasurementError) {
         let path = path(in: directory)
         guard let data = FileManager.default.contents(atPath: path) else { return }
-        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
-        throw .journalPending(path: path, runs: max(lines.count - 1, 0))
+        // Whole lines after the first: finished runs (a last line cut short is not one).
+        let whole = data.filter { $0 == UInt8(ascii: "\n") }.count
+        if whole > 1 { throw .journalPending(path: path, runs: whole - 1) }
     }
 
     /// With `--resume`: the runs `directory`'s journal holds, by job, after checking that it

@@ -60,6 +60,16 @@ import Testing
         #expect(fileBytes(journal(cut)) == nil)
     }
 
+    /// Stopped before its first run ended, a sweep leaves a journal of its first line alone:
+    /// nothing to lose, so the next sweep starts afresh over it.
+    @Test func aJournalWithoutFinishedRunsIsStartedOver() throws {
+        let cut = try directories.make()
+        #expect(interrupted(Self.sweep, into: cut, after: 0) == 130)
+        #expect(try lines(journal(cut)).count == 1)
+        #expect(syncsimStatus(Self.sweep + ["--out", cut]) == 0)
+        #expect(fileBytes(journal(cut)) == nil && fileBytes(cut + "/runs.csv") != nil)
+    }
+
     @Test func aLineCutShortIsDroppedAndItsRunRunsAgain() throws {
         let (whole, cut) = (try directories.make(), try directories.make())
         #expect(syncsimStatus(Self.sweep + ["--out", whole]) == 0)
