@@ -147,6 +147,7 @@ public struct SuiteCommand: ParsableCommand {
         let names = entries.map(\.spec.name)
         let (quiet, total) = (self.quiet, jobsCount)
         let started = ContinuousClock.now
+        let progress = SweepProgress(started: started, total: jobsCount, readBack: completed.count)
         let finished = SweepRunner.run(
             allJobs, threads: jobs, completed: completed, journal: journal
         ) { index, done, outcome in
@@ -155,7 +156,7 @@ public struct SuiteCommand: ParsableCommand {
             let verdict = outcome.result.passed ? "passed" : "FAILED"
             FileHandle.standardError.write(
                 Data(
-                    "[\(done)/\(total)] \(names[owner[index]]): \(titles[owner[index]][job.variant]), seed \(job.seed): \(verdict), digest \(outcome.result.traceDigest.hex)\n"
+                    "[\(done)/\(total)] \(names[owner[index]]): \(titles[owner[index]][job.variant]), seed \(job.seed): \(verdict), digest \(outcome.result.traceDigest.hex)\(progress.left(done: done))\n"
                         .utf8))
         }
         let wall = ContinuousClock.now - started

@@ -310,6 +310,34 @@ enum SweepRunner {
     }
 }
 
+/// The time left, for the progress lines of `sweep` and `suite` (standard error only: it is
+/// wall-clock time, never part of a result).
+struct SweepProgress: Sendable {
+    let started: ContinuousClock.Instant
+    let total: Int
+    /// Runs read back from a journal, which took no time here.
+    let readBack: Int
+
+    /// `", about 3m12s left"` after `done` of `total` runs (nothing when none is left): the
+    /// time so far over the runs this process made, times the runs to go.
+    func left(done: Int, now: ContinuousClock.Instant = .now) -> String {
+        let (ran, toGo) = (done - readBack, total - done)
+        guard ran > 0 && toGo > 0 else { return "" }
+        let (seconds, attoseconds) = (now - started).components
+        let left = (Double(seconds) + Double(attoseconds) / 1e18) / Double(ran) * Double(toGo)
+        return left < 0.5 ? ", under a second left" : ", about \(Self.text(seconds: left)) left"
+    }
+
+    /// 45s, 3m12s, 1h04m, 2d03h.
+    static func text(seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        if whole < 60 { return "\(whole)s" }
+        if whole < 3_600 { return "\(whole / 60)m" + String(format: "%02ds", whole % 60) }
+        if whole < 86_400 { return "\(whole / 3_600)h" + String(format: "%02dm", whole % 3_600 / 60) }
+        return "\(whole / 86_400)d" + String(format: "%02dh", whole % 86_400 / 3_600)
+    }
+}
+
 /// A sweep ready to run: its command's options read and checked, its scenario loaded, its
 /// plan made. `syncsim sweep` runs one; `syncsim suite` runs several, each exactly as `sweep`
 /// would with the same options.

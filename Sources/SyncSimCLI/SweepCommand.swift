@@ -192,6 +192,7 @@ public struct SweepCommand: ParsableCommand {
         if resume { SweepJournal.announce(completed, of: jobs.count, in: outputDirectory) }
 
         let started = ContinuousClock.now
+        let progress = SweepProgress(started: started, total: jobs.count, readBack: completed.count)
         let quiet = self.quiet
         let titles = prepared.titles
         let total = jobs.count
@@ -205,7 +206,7 @@ public struct SweepCommand: ParsableCommand {
             let verdict = outcome.result.passed ? "passed" : "FAILED"
             FileHandle.standardError.write(
                 Data(
-                    "[\(done)/\(total)] \(titles[job.variant]), seed \(job.seed): \(verdict), digest \(outcome.result.traceDigest.hex)\n"
+                    "[\(done)/\(total)] \(titles[job.variant]), seed \(job.seed): \(verdict), digest \(outcome.result.traceDigest.hex)\(progress.left(done: done))\n"
                         .utf8))
         }
         let wall = ContinuousClock.now - started

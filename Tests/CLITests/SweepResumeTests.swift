@@ -155,6 +155,23 @@ import Testing
         #expect(fileBytes(journal(cut)) == nil)
     }
 
+    /// The time left on a progress line: the time so far over the runs this process made
+    /// (not those read back), times the runs to go.
+    @Test func progressLinesSayTheTimeLeft() {
+        let started = ContinuousClock.now
+        let progress = SweepProgress(started: started, total: 10, readBack: 2)
+        let later = started + .seconds(30)
+        #expect(progress.left(done: 5, now: later) == ", about 50s left")  // 30 s / 3 × 5
+        #expect(progress.left(done: 3, now: later) == ", about 3m30s left")  // 30 s / 1 × 7
+        #expect(progress.left(done: 10, now: later) == "")  // none to go
+        #expect(progress.left(done: 2, now: later) == "")  // none run yet
+        #expect(
+            progress.left(done: 9, now: started + .milliseconds(100)) == ", under a second left")
+        #expect(SweepProgress.text(seconds: 192) == "3m12s")
+        #expect(SweepProgress.text(seconds: 3_725) == "1h02m")
+        #expect(SweepProgress.text(seconds: 90_061) == "1d01h")
+    }
+
     /// An entry gives back the run it was made of, timeline, checkpoints and all, and the
     /// full range of a 64-bit digest survives JSON.
     @Test func anEntryGivesBackItsRun() throws {
