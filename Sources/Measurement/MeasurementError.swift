@@ -64,8 +64,9 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
     case timelineVariantNotFound(path: String, variant: Int, available: [String])
     /// 320: the database holds no such suite (`wanted`: "named 'x'" or its id), or none.
     case suiteNotFound(path: String, wanted: String, available: [String])
-    /// 321: `--resume` found a journal (`DIR/journal.jsonl`) that is not the journal of this
-    /// sweep or suite, run by this build, or not one at all (`reason` says which line and how).
+    /// 321: `--resume` found no journal of this sweep or suite, run by this build, but another
+    /// (`DIR/journal-KEY.jsonl`), or a file so named that is not one, or this one's has a
+    /// damaged line (`reason` says which and how).
     case journalNotResumable(path: String, reason: String)
     /// 322: `--resume` found no journal to resume in the results directory.
     case journalNotFound(path: String)

@@ -24,7 +24,7 @@ public struct SuiteCommand: ParsableCommand {
             gives each sweep's verdict, DIR/sweeps/NAME/compare.csv and compare_runs.csv the \
             details. Exits 1 when a run fails a check, or with --require-identical when a \
             sweep is not identical to the baseline's (the files are written first). While it \
-            runs, DIR/journal.jsonl keeps every finished run: an interrupted suite is finished \
+            runs, DIR/journal-KEY.jsonl keeps every finished run: an interrupted suite is finished \
             by the same command line with --resume.
             """
     )
@@ -76,7 +76,7 @@ public struct SuiteCommand: ParsableCommand {
 
     @Flag(
         help: """
-            Finish an interrupted suite: read back the runs DIR/journal.jsonl holds (the same \
+            Finish an interrupted suite: read back the runs DIR/journal-KEY.jsonl holds (the same \
             command line and build) and run only the others.
             """)
     public var resume = false
@@ -138,7 +138,7 @@ public struct SuiteCommand: ParsableCommand {
         print(
             "suite: name=\(spec.name) sweeps=\(entries.count) runs=\(jobsCount) jobs=\(jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
-        if resume { SweepJournal.announce(completed, of: jobsCount, in: outputDirectory) }
+        if resume { SweepJournal.announce(completed, of: jobsCount, from: journal) }
 
         let owner = entries.indices.flatMap { index in
             Array(repeating: index, count: entries[index].prepared.jobs.count)

@@ -21,7 +21,7 @@ public struct SweepCommand: ParsableCommand {
             (each variant minus the first, seed by seed), both made from the sweep as recorded \
             in the database, so `syncsim export --table sweep` makes them again. Exits 1 when a \
             run fails a check, and prints the line that reproduces each failed run. While it \
-            runs, DIR/journal.jsonl keeps every finished run: an interrupted sweep is finished \
+            runs, DIR/journal-KEY.jsonl keeps every finished run: an interrupted sweep is finished \
             by the same command line with --resume.
             """
     )
@@ -111,7 +111,7 @@ public struct SweepCommand: ParsableCommand {
 
     @Flag(
         help: """
-            Finish an interrupted sweep: read back the runs DIR/journal.jsonl holds (the same \
+            Finish an interrupted sweep: read back the runs DIR/journal-KEY.jsonl holds (the same \
             command line and build) and run only the others.
             """)
     public var resume = false
@@ -189,7 +189,7 @@ public struct SweepCommand: ParsableCommand {
         let store = try CommandSupport.openStore(outputDirectory)
         let journal = try SweepJournal.writer(
             in: outputDirectory, identity: identity, resume: resume)
-        if resume { SweepJournal.announce(completed, of: jobs.count, in: outputDirectory) }
+        if resume { SweepJournal.announce(completed, of: jobs.count, from: journal) }
 
         let started = ContinuousClock.now
         let progress = SweepProgress(started: started, total: jobs.count, readBack: completed.count)

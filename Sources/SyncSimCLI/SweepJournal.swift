@@ -4,9 +4,10 @@ import Measurement
 import Simulation
 import Synchronization
 
-/// The journal of a sweep or suite under way: `DIR/journal.jsonl`, one JSON line per finished
-/// run, so that an interrupted sweep (a killed process, a machine that went down, Ctrl-C)
-/// resumes where it stopped (`--resume`) instead of starting over.
+/// The journal of a sweep or suite under way: `DIR/journal-KEY.jsonl`, one JSON line per
+/// finished run, so that an interrupted sweep (a killed process, a machine that went down,
+/// Ctrl-C) resumes where it stopped (`--resume`) instead of starting over. KEY is a hash of
+/// what the journal belongs to, so sweeps run at once into one directory keep apart.
 ///
 /// A run's result depends only on its scenario, seed and build, so a run read back from the
 /// journal is the run a fresh start would make: a resumed sweep writes the files, the database
@@ -15,16 +16,26 @@ import Synchronization
 ///
 /// The first line names what the journal belongs to (`Identity`: the command, the build's
 /// commit, each sweep's recorded options and scenario hash, and the per-run files asked for);
-/// `--resume` refuses a journal of anything else. Every further line is one finished run
+/// `--resume` finds the journal by it, and when there is none, names what differs in the
+/// others the directory holds. Every further line is one finished run
 /// (`Entry`), appended by one `write` as the run ends; a last line cut short (the process died
 /// while writing it) is dropped on resume, and that run runs again. The journal is removed
-/// once the results are written; while it is there, a sweep or suite into the same directory
-/// without `--resume` is refused, so that its runs are never lost by accident.
+/// once the results are written; while it is there, the same sweep or suite into that
+/// directory without `--resume` is refused, so that its runs are never lost by accident.
 enum SweepJournal {
-    static let fileName = "journal.jsonl"
     static let formatVersion = 1
 
-    static func path(in directory: String) -> String { "\(directory)/\(fileName)" }
+    /// The journal of `identity` in `directory`.
+    static func path(in directory: String, for identity: Identity) -> String {
+        "\(directory)/journal-\(identity.key).jsonl"
+    }
+
+    /// The journals in `directory` (any sweep's or suite's), by name.
+    static func paths(in directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasPrefix("journal-") && $0.hasSuffix(".jsonl") }.sorted()
+            .map { "\(directory)/\($0)" }
+    }
 
     /// What a journal belongs to: equal identities make the same runs.
     struct Identity: Codable, Equatable {
@@ -45,6 +56,12 @@ enum SweepJournal {
         /// `--checkpoints` and `--timeline` (0: none): they decide what each entry holds.
         var checkpointInterval: UInt64
         var timelineSeconds: UInt64
+
+        /// The journal's first line (no line end).
+        var line: Data { (try? SweepJournal.encoder().encode(self)) ?? Data() }
+
+        /// The file name's hash of `line`.
+        var key: String { RunRecordBuilder.contentHash(Array(line)) }
 
         /// The first field that differs from `other`, described for an error.
         func difference(from other: Identity) -> String? {
@@ -116,39 +133,34 @@ enum SweepJournal {
         return encoder
     }
 
-    /// Without `--resume`: refuses to start when `directory` holds an interrupted one's journal
-    /// with finished runs (one stopped before its first run ended is started afresh).
-    static func checkNonePending(in directory: String) throws(MeasurementError) {
-        let path = path(in: directory)
+    /// Without `--resume`: refuses to start when `directory` holds the journal of this one,
+    /// interrupted, with finished runs (one stopped before its first run ended is started
+    /// afresh).
+    static func checkNonePending(in directory: String, for identity: Identity)
+        throws(MeasurementError)
+    {
+        let path = path(in: directory, for: identity)
         guard let data = FileManager.default.contents(atPath: path) else { return }
         // Whole lines after the first: finished runs (a last line cut short is not one).
         let whole = data.filter { $0 == UInt8(ascii: "\n") }.count
         if whole > 1 { throw .journalPending(path: path, runs: whole - 1) }
     }
 
-    /// With `--resume`: the runs `directory`'s journal holds, by job, after checking that it
-    /// is `identity`'s and that each entry is the run `jobs` plans at its place.
+    /// With `--resume`: the runs `identity`'s journal in `directory` holds, by job, after
+    /// checking that each entry is the run `jobs` plans at its place. Without that journal,
+    /// the first other one there (by name) says what differs; without any, none to resume.
     static func load(
         in directory: String, identity: Identity, jobs: [SweepPlan.Job]
     ) throws(MeasurementError) -> [Int: SweepOutcome] {
-        let path = path(in: directory)
+        let path = path(in: directory, for: identity)
         guard let data = FileManager.default.contents(atPath: path) else {
+            for other in paths(in: directory) {
+                _ = try lines(of: other, identity: identity)  // throws what differs
+            }
             throw .journalNotFound(path: path)
         }
-        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        // A journal ends with a line end; what follows the last one is a line cut short.
-        lines.removeLast()
-        guard let first = lines.first else {
-            throw .journalNotResumable(path: path, reason: "it has no first line")
-        }
+        let lines = try lines(of: path, data: data, identity: identity)
         let decoder = JSONDecoder()
-        guard let written = try? decoder.decode(Identity.self, from: Data(first)) else {
-            throw .journalNotResumable(
-                path: path, reason: "its first line is not a SyncSim journal's")
-        }
-        if let difference = identity.difference(from: written) {
-            throw .journalNotResumable(path: path, reason: difference)
-        }
         var outcomes: [Int: SweepOutcome] = [:]
         for (number, line) in lines.enumerated().dropFirst() {
             guard let entry = try? decoder.decode(Entry.self, from: Data(line)) else {
@@ -170,6 +182,29 @@ enum SweepJournal {
         return outcomes
     }
 
+    /// The whole lines of the journal at `path` (`data`, read when nil), the first checked to
+    /// be `identity`'s: what follows the last line end is a line cut short, and dropped.
+    private static func lines(of path: String, data: Data? = nil, identity: Identity)
+        throws(MeasurementError) -> [Data.SubSequence]
+    {
+        guard let data = data ?? FileManager.default.contents(atPath: path) else {
+            throw .journalNotFound(path: path)
+        }
+        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        lines.removeLast()
+        guard let first = lines.first else {
+            throw .journalNotResumable(path: path, reason: "it has no first line")
+        }
+        guard let written = try? JSONDecoder().decode(Identity.self, from: Data(first)) else {
+            throw .journalNotResumable(
+                path: path, reason: "its first line is not a SyncSim journal's")
+        }
+        if let difference = identity.difference(from: written) {
+            throw .journalNotResumable(path: path, reason: difference)
+        }
+        return lines
+    }
+
     /// Appends entries to a journal from any thread, one whole line per `write`.
     final class Writer: Sendable {
         let path: String
@@ -179,7 +214,7 @@ enum SweepJournal {
         /// appending to the one there, which ends with a whole line or a line cut short: that
         /// part is cut off first.
         init(in directory: String, identity: Identity, resuming: Bool) throws(MeasurementError) {
-            path = SweepJournal.path(in: directory)
+            path = SweepJournal.path(in: directory, for: identity)
             do {
                 if resuming {
                     let data = FileManager.default.contents(atPath: path) ?? Data()
@@ -189,7 +224,7 @@ enum SweepJournal {
                     try file.seekToEnd()
                     handle = Mutex(file)
                 } else {
-                    var line = try SweepJournal.encoder().encode(identity)
+                    var line = identity.line
                     line.append(UInt8(ascii: "\n"))
                     guard FileManager.default.createFile(atPath: path, contents: line) else {
                         throw MeasurementError.outputNotWritable(
@@ -245,7 +280,7 @@ extension SweepJournal {
     ) throws -> [Int: SweepOutcome] {
         do throws(MeasurementError) {
             guard resume else {
-                try checkNonePending(in: directory)
+                try checkNonePending(in: directory, for: identity)
                 return [:]
             }
             return try load(in: directory, identity: identity, jobs: jobs)
@@ -255,12 +290,13 @@ extension SweepJournal {
         }
     }
 
-    /// Says on standard error how many of the `total` runs a resume read back.
-    static func announce(_ completed: [Int: SweepOutcome], of total: Int, in directory: String) {
+    /// Says on standard error how many of the `total` runs a resume read back from `writer`'s
+    /// journal.
+    static func announce(_ completed: [Int: SweepOutcome], of total: Int, from writer: Writer) {
         FileHandle.standardError.write(
             Data(
-                "resuming: \(completed.count) of \(total) runs read back from \(path(in: directory))\n"
-                    .utf8))
+                "resuming: \(completed.count) of \(total) runs read back from \(writer.path)\n".utf8
+            ))
     }
 
     /// The journal's writer, once the results directory is ready (exits 3 when it cannot be

@@ -19,7 +19,12 @@ import Testing
     ]
     static let files = ["runs.csv", "clients.csv", "sweep.csv", "sweep_paired.csv"]
 
-    func journal(_ directory: String) -> String { SweepJournal.path(in: directory) }
+    /// The one journal in `directory` (a path that does not exist when there is none).
+    func journal(_ directory: String) -> String {
+        let found = SweepJournal.paths(in: directory)
+        #expect(found.count <= 1)
+        return found.first ?? directory + "/journal-none.jsonl"
+    }
 
     /// Runs `arguments` into `directory`, stopped after `runs` runs as by a kill.
     func interrupted(_ arguments: [String], into directory: String, after runs: Int) -> Int32 {
@@ -58,6 +63,27 @@ import Testing
             #expect(bytes == fileBytes("\(cut)/\(file)"), "\(file) differs after a resume")
         }
         #expect(fileBytes(journal(cut)) == nil)
+    }
+
+    /// Two sweeps interrupted in one directory keep a journal each, and each resumes its own.
+    @Test func twoSweepsInOneDirectoryKeepTheirJournalsApart() throws {
+        let (shared, alone) = (try directories.make(), try directories.make())
+        var other = Self.sweep
+        other[2] = "8-9"
+        #expect(interrupted(Self.sweep, into: shared, after: 1) == 130)
+        #expect(interrupted(other, into: shared, after: 1) == 130)
+        let journals = SweepJournal.paths(in: shared)
+        #expect(journals.count == 2)
+        #expect(syncsimStatus(other + ["--out", shared, "--resume"]) == 0)
+        #expect(SweepJournal.paths(in: shared).count == 1)
+        #expect(syncsimStatus(Self.sweep + ["--out", shared, "--resume"]) == 0)
+        #expect(SweepJournal.paths(in: shared).isEmpty)
+        // Both sweeps are in the database, as if run one after the other.
+        #expect(syncsimStatus(other + ["--out", alone]) == 0)
+        #expect(syncsimStatus(Self.sweep + ["--out", alone]) == 0)
+        for file in ["runs.csv", "clients.csv", "sweep.csv", "sweep_paired.csv"] {
+            #expect(fileBytes("\(shared)/\(file)") == fileBytes("\(alone)/\(file)"), "\(file)")
+        }
     }
 
     /// Stopped before its first run ended, a sweep leaves a journal of its first line alone:
