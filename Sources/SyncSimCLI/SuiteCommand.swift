@@ -219,7 +219,8 @@ public struct SuiteCommand: ParsableCommand {
         if !quiet {
             SuitePrinter.print(
                 sweeps: stored, titles: titles, comparisons: comparisons, baseline: baseline,
-                outcomes: outcomes, wall: wall, threads: jobs, outputDirectory: outputDirectory)
+                outcomes: outcomes, wall: wall, threads: jobs, readBack: Set(completed.keys),
+                outputDirectory: outputDirectory)
             if let baselineSuite, baselineSuite.suite.record.fileHash != record.fileHash {
                 print(
                     "note: the baseline ran another version of the suite file (hash \(baselineSuite.suite.record.fileHash), this one \(record.fileHash)); its sweeps were matched by name"
@@ -350,10 +351,11 @@ public struct SuiteCommand: ParsableCommand {
 /// against the baseline.
 enum SuitePrinter {
     /// `titles`: each sweep's variants' console titles, in order.
+    /// `readBack`: the runs a resume read back from the journal, which took no time here.
     static func print(
         sweeps: [SuiteSweep], titles: [[String]], comparisons: [SuiteSweepComparison]?,
         baseline: String?, outcomes: [SweepOutcome], wall: Duration, threads: Int,
-        outputDirectory: String
+        readBack: Set<Int> = [], outputDirectory: String
     ) {
         let width = max(12, sweeps.map(\.name.count).max() ?? 0) + 2
         let pad = { (text: String) in text.padding(toLength: width, withPad: " ", startingAt: 0) }
@@ -388,9 +390,9 @@ enum SuitePrinter {
             }
             Swift.print(line)
         }
-        let runSeconds = outcomes.reduce(0.0) { $0 + $1.wall.seconds }
+        let runSeconds = SweepSummaryPrinter.secondsOfRuns(outcomes, notIn: readBack)
         Swift.print(
-            "  wall time \(RunSummaryPrinter.format(wall.seconds, 2)) s for \(RunSummaryPrinter.format(runSeconds, 2)) s of runs on \(threads) threads"
+            "  wall time \(RunSummaryPrinter.format(wall.seconds, 2)) s for \(RunSummaryPrinter.format(runSeconds, 2)) s of runs on \(threads) threads\(SweepSummaryPrinter.readBackNote(readBack.count))"
         )
         if let comparisons, let baseline {
             Swift.print("")

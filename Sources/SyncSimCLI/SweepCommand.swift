@@ -259,7 +259,8 @@ public struct SweepCommand: ParsableCommand {
         if !quiet {
             SweepSummaryPrinter.print(
                 variants: sweepVariants, titles: titles, outcomes: outcomes, wall: wall,
-                threads: self.jobs, outputDirectory: outputDirectory)
+                threads: self.jobs, readBack: Set(completed.keys),
+                outputDirectory: outputDirectory)
         }
         print("digest=\(digest.hex)")
         if prepared.reportFailures(outcomes, name: nil, outputDirectory: outputDirectory) {
@@ -363,9 +364,20 @@ enum SweepSummaryPrinter {
         ("divergentClients", "clients not converged"),
     ]
 
+    /// The wall time of the runs of `outcomes` this process made (those not in `readBack`).
+    static func secondsOfRuns(_ outcomes: [SweepOutcome], notIn readBack: Set<Int>) -> Double {
+        outcomes.indices.reduce(0.0) { readBack.contains($1) ? $0 : $0 + outcomes[$1].wall.seconds }
+    }
+
+    /// What follows the wall-time line of a resumed sweep or suite.
+    static func readBackNote(_ count: Int) -> String {
+        count == 0 ? "" : "; \(count) more read back from the journal"
+    }
+
+    /// `readBack`: the runs a resume read back from the journal, which took no time here.
     static func print(
         variants: [SweepVariant], titles: [String], outcomes: [SweepOutcome], wall: Duration,
-        threads: Int, outputDirectory: String
+        threads: Int, readBack: Set<Int> = [], outputDirectory: String
     ) {
         Swift.print("")
         printMetrics(variants: variants, titles: titles)
@@ -373,11 +385,11 @@ enum SweepSummaryPrinter {
         Swift.print("")
         Swift.print("  runs passed: \(passed) of \(outcomes.count)")
         let wallSeconds = wall.seconds
-        let runSeconds = outcomes.reduce(0.0) { $0 + $1.wall.seconds }
+        let runSeconds = Self.secondsOfRuns(outcomes, notIn: readBack)
         Swift.print("")
         Swift.print("Wall-clock figures (this machine, not deterministic)")
         Swift.print(
-            "  wall time \(RunSummaryPrinter.format(wallSeconds, 2)) s for \(RunSummaryPrinter.format(runSeconds, 2)) s of runs on \(threads) threads (\(RunSummaryPrinter.format(wallSeconds > 0 ? runSeconds / wallSeconds : 0, 2))x)"
+            "  wall time \(RunSummaryPrinter.format(wallSeconds, 2)) s for \(RunSummaryPrinter.format(runSeconds, 2)) s of runs on \(threads) threads (\(RunSummaryPrinter.format(wallSeconds > 0 ? runSeconds / wallSeconds : 0, 2))x)\(Self.readBackNote(readBack.count))"
         )
         Swift.print("")
         Swift.print(

@@ -193,6 +193,15 @@ import Testing
         #expect(progress.left(done: 2, now: later) == "")  // none run yet
         #expect(
             progress.left(done: 9, now: started + .milliseconds(100)) == ", under a second left")
+        // The wall-time line counts only the runs made here.
+        var scenario = Scenario()
+        scenario.clientsCount = 2
+        scenario.durationSeconds = 60
+        let result = World(scenario: scenario, seed: 1).run()
+        let outcomes = [2, 3, 5].map { SweepOutcome(result: result, wall: .seconds($0)) }
+        #expect(SweepSummaryPrinter.secondsOfRuns(outcomes, notIn: [1]) == 7)
+        #expect(SweepSummaryPrinter.readBackNote(1) == "; 1 more read back from the journal")
+        #expect(SweepSummaryPrinter.readBackNote(0) == "")
         #expect(SweepProgress.text(seconds: 192) == "3m12s")
         #expect(SweepProgress.text(seconds: 3_725) == "1h02m")
         #expect(SweepProgress.text(seconds: 90_061) == "1d01h")
