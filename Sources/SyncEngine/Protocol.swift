@@ -166,21 +166,33 @@ public struct DownloadEntries: RandomAccessCollection, Sendable {
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
 
-    /// The run holding entry `index`.
-    private func run(holding index: Int) -> Run {
+    /// The index in `runs` of the run holding entry `index`.
+    private func runIndex(holding index: Int) -> Int {
         var (low, high) = (0, runs.count - 1)
         while low < high {
             let middle = (low + high + 1) / 2
             if runs[middle].first <= index { low = middle } else { high = middle - 1 }
         }
-        return runs[low]
+        return low
+    }
+
+    /// The end of the entries from `start` on that carry entry `start`'s
+    /// `lastIntegratedRemoteVersion` (runs in a row with one version are one stretch).
+    public func endOfVersion(from start: Int) -> Int {
+        precondition(start >= 0 && start < count, "download entry out of range")
+        var index = runIndex(holding: start)
+        let version = runs[index].lastIntegratedRemoteVersion
+        while index + 1 < runs.count && runs[index + 1].lastIntegratedRemoteVersion == version {
+            index += 1
+        }
+        return runs[index].first + runs[index].end - runs[index].start
     }
 
     /// Entry `index`, as sent: a copy of the stored changeset with the receiver's
     /// `lastIntegratedRemoteVersion`.
     public subscript(index: Int) -> DownloadEntry {
         precondition(index >= 0 && index < count, "download entry out of range")
-        let run = run(holding: index)
+        let run = runs[runIndex(holding: index)]
         var changeset = history[run.start + index - run.first].changeset
         changeset.lastIntegratedRemoteVersion = run.lastIntegratedRemoteVersion
         return changeset
@@ -189,7 +201,7 @@ public struct DownloadEntries: RandomAccessCollection, Sendable {
     /// The receiver's `lastIntegratedRemoteVersion` of entry `index`.
     public func lastIntegratedRemoteVersion(_ index: Int) -> UInt64 {
         precondition(index >= 0 && index < count, "download entry out of range")
-        return run(holding: index).lastIntegratedRemoteVersion
+        return runs[runIndex(holding: index)].lastIntegratedRemoteVersion
     }
 
     /// Calls `body` with the changesets of entries `indices`, in order, as the history stores
@@ -202,17 +214,17 @@ public struct DownloadEntries: RandomAccessCollection, Sendable {
             "download entries out of range")
         guard !indices.isEmpty else { return true }
         var go = true
-        var runIndex = runs.firstIndex { $0.first + $0.end - $0.start > indices.lowerBound }!
+        var current = runIndex(holding: indices.lowerBound)
         var next = indices.lowerBound
         while go && next < indices.upperBound {
-            let run = runs[runIndex]
+            let run = runs[current]
             let upTo = Swift.min(indices.upperBound, run.first + run.end - run.start)
             let positions = (run.start + next - run.first)..<(run.start + upTo - run.first)
             history.forEach(in: positions) { entry in
                 if go { go = body(entry.changeset) }
             }
             next = upTo
-            runIndex += 1
+            current += 1
         }
         return go
     }

@@ -450,8 +450,7 @@ public struct SyncClient: Sendable {
         let ident = file?.ident ?? 0
         while start < entries.count {
             let seen = entries.lastIntegratedRemoteVersion(start)
-            var end = start + 1
-            while end < entries.count, entries.lastIntegratedRemoteVersion(end) == seen { end += 1 }
+            let end = entries.endOfVersion(from: start)
             var firstLocal = 0
             while firstLocal < unsynced.count, unsynced[firstLocal].original.version <= seen {
                 firstLocal += 1

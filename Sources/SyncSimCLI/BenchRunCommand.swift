@@ -105,7 +105,6 @@ public struct BenchRunCommand: ParsableCommand {
             "bench run: scenario=\(scenario.name) rounds=\(rounds) baseline=\(baseline == nil ? "none" : "yes") commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
         if !quiet { print("each run: syncsim \(described)") }
-        fflush(nil)
         var runs: [SimulatorRun] = []
         do {
             for round in 1...rounds {
@@ -122,7 +121,6 @@ public struct BenchRunCommand: ParsableCommand {
                         SimulatorRun(round: round, build: build, first: order == 0, sample: sample))
                     if !quiet {
                         print("round \(round)/\(rounds) \(build.rawValue): \(sample.text)")
-                        fflush(nil)  // progress shows also when stdout is a file
                     }
                 }
             }
@@ -208,62 +206,21 @@ struct SimulatorRunner {
         try? FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let arguments = ["run"] + self.arguments + ["--out", "\(directory)/out", "--quiet"]
-        let command = ([executable] + arguments).map(CommandSupport.shellWord).joined(
-            separator: " ")
-        // Both streams to files: a pipe read after the process ends could fill and stall it.
-        let (outputPath, errorPath) = ("\(directory)/stdout", "\(directory)/stderr")
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-            FileManager.default.createFile(atPath: errorPath, contents: nil),
-            let output = FileHandle(forWritingAtPath: outputPath),
-            let errors = FileHandle(forWritingAtPath: errorPath)
-        else {
-            throw TargetRunFailure(message: "could not create files in \(directory)")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = errors
-        let cpuBefore = Self.childrenCPUSeconds()
-        do {
-            try process.run()
-        } catch {
-            throw TargetRunFailure(message: "could not start \(executable): \(error)")
-        }
-        process.waitUntilExit()
-        let cpuSeconds = Self.childrenCPUSeconds() - cpuBefore
-        try? output.close()
-        try? errors.close()
-        let outputText = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
-            let errorText = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-            throw TargetRunFailure(
-                message: "\(command) exited with status \(process.terminationStatus): "
-                    + (errorText + outputText).trimmingCharacters(in: .whitespacesAndNewlines))
-        }
+        let child = try ChildProcess.run(
+            executable, ["run"] + arguments + ["--out", "\(directory)/out", "--quiet"])
+        if let failure = child.failure(showing: child.errors + child.output) { throw failure }
         guard
             let timings = try? String(
                 contentsOfFile: "\(directory)/out/timings.csv", encoding: .utf8),
             let sample = SimulatorSample.parse(
-                timings: timings, output: outputText, cpuSeconds: cpuSeconds)
+                timings: timings, output: child.output, cpuSeconds: child.cpuSeconds)
         else {
             throw TargetRunFailure(
                 message:
-                    "\(command) wrote no timings.csv row with wall_seconds, events_per_second, speed_up and peak_resident_bytes, or no digest= line"
+                    "\(child.command) wrote no timings.csv row with wall_seconds, events_per_second, speed_up and peak_resident_bytes, or no digest= line"
             )
         }
         return sample
-    }
-
-    /// User and system CPU seconds of the children this process has waited for.
-    static func childrenCPUSeconds() -> Double {
-        var usage = rusage()
-        guard getrusage(RUSAGE_CHILDREN.rawValue, &usage) == 0 else { return 0 }
-        func seconds(_ time: timeval) -> Double {
-            Double(time.tv_sec) + Double(time.tv_usec) / 1e6
-        }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
 

@@ -114,7 +114,6 @@ public struct BenchTargetsCommand: ParsableCommand {
                             print(
                                 "round \(round)/\(rounds) \(build.rawValue) \(cell.title): "
                                     + String(format: "%.2f M/s", sample.rate / 1e6))
-                            fflush(nil)  // every C stream: progress shows also when stdout is a file
                         }
                     }
                 }
@@ -162,6 +161,79 @@ struct TargetRunFailure: Error {
     var message: String
 }
 
+/// A `syncsim` child process of `bench targets` or `bench run`, run to its end. Both streams
+/// go to files (a pipe read only after the process ends could fill and stall it); the CPU time
+/// is the child's user and system time (`getrusage(RUSAGE_CHILDREN)`).
+struct ChildProcess {
+    /// The command line, quoted for a shell (for messages).
+    var command: String
+    var status: Int32
+    var output: String
+    var errors: String
+    var cpuSeconds: Double
+
+    /// Runs `executable` with `arguments` and waits for it.
+    /// - Throws: when it cannot be started, or its streams' files cannot be made.
+    static func run(_ executable: String, _ arguments: [String]) throws(TargetRunFailure)
+        -> ChildProcess
+    {
+        let command = ([executable] + arguments).map(CommandSupport.shellWord).joined(
+            separator: " ")
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("syncsim-child-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (outputPath, errorPath) = ("\(directory)/stdout", "\(directory)/stderr")
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+            FileManager.default.createFile(atPath: errorPath, contents: nil),
+            let output = FileHandle(forWritingAtPath: outputPath),
+            let errors = FileHandle(forWritingAtPath: errorPath)
+        else {
+            throw TargetRunFailure(message: "could not create files in \(directory)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        let cpuBefore = childrenCPUSeconds()
+        do {
+            try process.run()
+        } catch {
+            throw TargetRunFailure(message: "could not start \(executable): \(error)")
+        }
+        process.waitUntilExit()
+        let cpuSeconds = childrenCPUSeconds() - cpuBefore
+        try? output.close()
+        try? errors.close()
+        return ChildProcess(
+            command: command, status: process.terminationStatus,
+            output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+            errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
+            cpuSeconds: cpuSeconds)
+    }
+
+    /// A failure naming the command, its status and `text` (what it printed), or nil when it
+    /// exited with status 0.
+    func failure(showing text: String) -> TargetRunFailure? {
+        guard status != 0 else { return nil }
+        return TargetRunFailure(
+            message: "\(command) exited with status \(status): "
+                + text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// User and system CPU seconds of the children this process has waited for.
+    static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_CHILDREN.rawValue, &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double {
+            Double(time.tv_sec) + Double(time.tv_usec) / 1e6
+        }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
+
 /// Runs one cell of the suite and returns what it measured.
 protocol TargetRunner {
     func run(_ cell: TargetCell) throws -> TargetSample
@@ -175,33 +247,14 @@ struct ProcessTargetRunner: TargetRunner {
         let csv = FileManager.default.temporaryDirectory
             .appendingPathComponent("syncsim-targets-\(UUID().uuidString).csv").path
         defer { try? FileManager.default.removeItem(atPath: csv) }
-        let arguments = ["bench", "merge"] + cell.benchArguments + ["--csv", csv]
-        let command = ([executable] + arguments).joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        do {
-            try process.run()
-        } catch {
-            throw TargetRunFailure(message: "could not start \(executable): \(error)")
-        }
-        let errorText = String(
-            decoding: errors.fileHandleForReading.readDataToEndOfFile(),
-            as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TargetRunFailure(
-                message: "\(command) exited with status \(process.terminationStatus): "
-                    + errorText.trimmingCharacters(in: .whitespacesAndNewlines))
-        }
+        let child = try ChildProcess.run(
+            executable, ["bench", "merge"] + cell.benchArguments + ["--csv", csv])
+        if let failure = child.failure(showing: child.errors) { throw failure }
         guard let text = try? String(contentsOfFile: csv, encoding: .utf8),
             let sample = TargetSample.parse(csv: text)
         else {
             throw TargetRunFailure(
-                message: "\(command) wrote no CSV row with the columns "
+                message: "\(child.command) wrote no CSV row with the columns "
                     + TargetSample.columns.joined(separator: ", "))
         }
         return sample

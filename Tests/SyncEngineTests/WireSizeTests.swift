@@ -62,6 +62,17 @@ struct WireSizeTests {
             sent.lastIntegratedRemoteVersion = download.entries.lastIntegratedRemoteVersion(index)
             #expect(sent == download.entries[index])
         }
+        // Each stretch of one version ends where the entries' versions change.
+        for start in download.entries.indices {
+            var end = start + 1
+            while end < download.entries.count,
+                download.entries.lastIntegratedRemoteVersion(end)
+                    == download.entries.lastIntegratedRemoteVersion(start)
+            {
+                end += 1
+            }
+            #expect(download.entries.endOfVersion(from: start) == end)
+        }
         // A part read in place (across runs where there are several), stopped after three.
         if download.entries.count > 4 {
             var part: [Changeset] = []
