@@ -3,14 +3,15 @@
 //! The bytes go to a temporary file in the target's directory (`.<name>.tmp-XXXXXX`), which is
 //! flushed with `fsync` and then renamed over the target. `rename(2)` within one directory is
 //! atomic, so a reader sees the old file or the new one, never a partial one. On any failure the
-//! temporary file is removed and the target is untouched.
+//! temporary file is removed and the target is untouched. `AtomicFile.Batch` stages several
+//! files first and renames them only when all are staged.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Atomic replacement of a file's contents.
@@ -29,6 +30,79 @@ public enum AtomicFile {
     ///   not writable, `.outputWriteFailed` (308) when a later step fails. In both cases no file
     ///   is left behind and a pre-existing target keeps its bytes.
     public static func write(_ bytes: [UInt8], to path: String) throws(MeasurementError) {
+        var batch = Batch()
+        try batch.stage(bytes, to: path)
+        try batch.commit()
+    }
+
+    /// Writes every one of `files` (UTF-8 text, path) or none: `Batch`.
+    /// - Throws: 307 or 308, as `write`; every target then keeps its bytes.
+    public static func write(all files: [(text: String, path: String)]) throws(MeasurementError) {
+        var batch = Batch()
+        for file in files { try batch.stage(file.text, to: file.path) }
+        try batch.commit()
+    }
+
+    /// Files written together: each is staged (its bytes in a temporary file beside it,
+    /// flushed with `fsync`), and only when every one is staged are they renamed over their
+    /// targets, one after the other. The failures a write meets (a missing or read-only
+    /// directory, a directory in the way, a full disk) happen while staging, and then no
+    /// target has changed. Only a `rename(2)` failing between two others (the directory
+    /// changed meanwhile) can leave some targets new and the rest as they were.
+    public struct Batch {
+        /// The temporary file and the target of each file staged, in order.
+        private var staged: [(temporary: String, path: String)] = []
+
+        public init() {}
+
+        /// Stages `text` as UTF-8 for `path` (see `stage(_:to:)` for bytes).
+        public mutating func stage(_ text: String, to path: String) throws(MeasurementError) {
+            try stage(Array(text.utf8), to: path)
+        }
+
+        /// Writes `bytes` to a temporary file beside `path`, `fsync`ed, to be renamed by
+        /// `commit`. On a failure every file staged so far is removed too (`discard`).
+        /// - Throws: 307 or 308, as `AtomicFile.write`.
+        public mutating func stage(_ bytes: [UInt8], to path: String) throws(MeasurementError) {
+            do throws(MeasurementError) {
+                staged.append((try AtomicFile.temporary(holding: bytes, for: path), path))
+            } catch {
+                discard()
+                throw error
+            }
+        }
+
+        /// Renames every staged file over its target, in the order staged, and syncs their
+        /// directories (best effort). On a failure the files not yet renamed are removed.
+        /// - Throws: 308 naming the target whose rename failed.
+        public mutating func commit() throws(MeasurementError) {
+            var directories: [String] = []
+            while !staged.isEmpty {
+                let (temporary, path) = staged.removeFirst()
+                guard rename(temporary, path) == 0 else {
+                    let reason = lastErrorText()
+                    _ = unlink(temporary)
+                    discard()
+                    throw .outputWriteFailed(path: path, reason: reason)
+                }
+                let directory = AtomicFile.split(path).directory
+                if !directories.contains(directory) { directories.append(directory) }
+            }
+            for directory in directories { AtomicFile.syncDirectory(directory) }
+        }
+
+        /// Removes every staged file that was not renamed; the targets keep their bytes.
+        public mutating func discard() {
+            for file in staged { _ = unlink(file.temporary) }
+            staged.removeAll()
+        }
+    }
+
+    /// A temporary file beside `path` (mode 0644, `fsync`ed) holding `bytes`.
+    /// - Throws: 307 or 308, as `write`; no file is left behind then.
+    private static func temporary(
+        holding bytes: [UInt8], for path: String
+    ) throws(MeasurementError) -> String {
         let (directory, name) = split(path)
         guard !name.isEmpty else {
             throw .outputWriteFailed(path: path, reason: "the path names a directory, not a file")
@@ -53,12 +127,7 @@ public enum AtomicFile {
             _ = unlink(temporaryPath)
             throw .outputWriteFailed(path: path, reason: reason)
         }
-        guard rename(temporaryPath, path) == 0 else {
-            let reason = lastErrorText()
-            _ = unlink(temporaryPath)
-            throw .outputWriteFailed(path: path, reason: reason)
-        }
-        syncDirectory(directory)
+        return temporaryPath
     }
 
     /// `("out", "runs.csv")` for `out/runs.csv`; `(".", "x")` for `x`; `("/", "x")` for `/x`.
@@ -123,7 +192,7 @@ public enum AtomicFile {
         }
     }
 
-    private static func syncDirectory(_ directory: String) {
+    fileprivate static func syncDirectory(_ directory: String) {
         let descriptor = open(directory, O_RDONLY)
         guard descriptor >= 0 else { return }
         _ = fsync(descriptor)

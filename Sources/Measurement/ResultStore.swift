@@ -8,9 +8,12 @@
 //!    run tables' (305; a file from before the sweep tables reads as holding no sweep).
 //! Read-write access then applies the missing migrations, each in its own transaction.
 //! A run is inserted in one transaction: all of its rows, or none.
+//! `transaction` makes several calls one transaction (a command's insert and the files made
+//! from it: `CommandSupport.writeResults`).
 
 import Foundation
 import GRDB
+import Synchronization
 
 /// A SyncSim results database on disk.
 public final class ResultStore: Sendable {
@@ -30,6 +33,9 @@ public final class ResultStore: Sendable {
     let hasSweepTables: Bool
     /// Whether the suite tables exist, likewise (a database from before them holds no suite).
     let hasSuiteTables: Bool
+    /// Whether `transaction` holds the connection: the store's reads and writes then run in
+    /// its transaction (`read`, `write`).
+    private let holding = Atomic<Bool>(false)
 
     /// Opens the results database at `path`.
     ///
@@ -43,7 +49,9 @@ public final class ResultStore: Sendable {
         var configuration = Configuration()
         configuration.readonly = access == .readOnly
         configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(10)
+        // Another process writing its results into the same file holds it for its whole
+        // `transaction` (the files it makes from it too): a writer waits for that.
+        configuration.busyMode = .timeout(access == .readWrite ? 300 : 10)
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
@@ -52,9 +60,30 @@ public final class ResultStore: Sendable {
         let applied = try Self.checkSchema(queue, path: path, access: access)
         hasSweepTables = access == .readWrite || applied.contains("v2-sweepRun")
         hasSuiteTables = access == .readWrite || applied.contains("v3-suiteSweep")
-        if access == .readWrite {
+        if access == .readWrite { try Self.migrate(queue, path: path) }
+    }
+
+    /// Applies the migrations the file lacks, each in its own transaction.
+    ///
+    /// Processes that open one new file at once (sweeps started together into one directory)
+    /// each find every migration missing, and a later one's migration then fails on the table
+    /// an earlier one made meanwhile (SQLITE_ERROR, "table run already exists"), or waits on
+    /// its lock past the busy timeout. Such a failure is tried again, after 20 ms, with the
+    /// applied migrations read afresh, up to 250 times (5 s; every failure means another
+    /// process applied one); any other failure is reported at once.
+    private static func migrate(_ queue: DatabaseQueue, path: String) throws(MeasurementError) {
+        let migrator = makeMigrator()
+        var attempt = 0
+        while true {
             do {
-                try Self.makeMigrator().migrate(queue)
+                try migrator.migrate(queue)
+                return
+            } catch let error as DatabaseError
+                where attempt < 250
+                && [.SQLITE_ERROR, .SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode)
+            {
+                attempt += 1
+                usleep(20_000)
             } catch {
                 throw Self.classify(error, path: path, operation: "migrating the schema")
             }
@@ -75,10 +104,15 @@ public final class ResultStore: Sendable {
                     let detail = "quick_check: " + check.prefix(3).joined(separator: "; ")
                     return .failure(.databaseCorrupt(path: path, detail: detail, cause: nil))
                 }
-                let tablesCount = try Int.fetchOne(db, sql: """
-                    SELECT COUNT(*) FROM sqlite_master
-                    WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
-                    """) ?? 0
+                // GRDB creates `grdb_migrations` before its first migration's transaction: a
+                // file holding only that table is one another process has begun to migrate.
+                let tablesCount =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT COUNT(*) FROM sqlite_master
+                            WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'grdb_migrations'
+                            """) ?? 0
                 let applied = try Self.makeMigrator().appliedIdentifiers(db)
                 if (tablesCount > 0 || access == .readOnly), !applied.contains(known[0]) {
                     return .failure(.foreignDatabase(path: path))
@@ -115,9 +149,10 @@ public final class ResultStore: Sendable {
     public func insert(_ run: RunRecord) throws(MeasurementError) -> Int64 {
         Self.checkPreconditions(run)
         do {
-            return try queue.write { db in try Self.insert(run, in: db) }
+            return try write { db in try Self.insert(run, in: db) }
         } catch {
-            throw Self.classify(error, path: path, operation: "inserting the run of seed \(run.seed)")
+            throw Self.classify(
+                error, path: path, operation: "inserting the run of seed \(run.seed)")
         }
     }
 
@@ -135,17 +170,19 @@ public final class ResultStore: Sendable {
                 Int64(bitPattern: run.eventsCount),
             ])
         let runId = db.lastInsertedRowID
-        let runMetric = try db.cachedStatement(sql: """
-            INSERT INTO runMetric (runId, ordinal, name, integerValue, realValue)
-            VALUES (?, ?, ?, ?, ?)
-            """)
+        let runMetric = try db.cachedStatement(
+            sql: """
+                INSERT INTO runMetric (runId, ordinal, name, integerValue, realValue)
+                VALUES (?, ?, ?, ?, ?)
+                """)
         for (ordinal, metric) in run.metrics.enumerated() {
             try runMetric.execute(arguments: [runId, ordinal, metric.name] + values(metric))
         }
-        let clientMetric = try db.cachedStatement(sql: """
-            INSERT INTO clientMetric (runId, clientIndex, ordinal, name, integerValue, realValue)
-            VALUES (?, ?, ?, ?, ?, ?)
-            """)
+        let clientMetric = try db.cachedStatement(
+            sql: """
+                INSERT INTO clientMetric (runId, clientIndex, ordinal, name, integerValue, realValue)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """)
         for client in run.clients {
             for (ordinal, metric) in client.metrics.enumerated() {
                 let arguments: StatementArguments =
@@ -153,10 +190,11 @@ public final class ResultStore: Sendable {
                 try clientMetric.execute(arguments: arguments)
             }
         }
-        let runTiming = try db.cachedStatement(sql: """
-            INSERT INTO runTiming (runId, ordinal, name, integerValue, realValue)
-            VALUES (?, ?, ?, ?, ?)
-            """)
+        let runTiming = try db.cachedStatement(
+            sql: """
+                INSERT INTO runTiming (runId, ordinal, name, integerValue, realValue)
+                VALUES (?, ?, ?, ?, ?)
+                """)
         for (ordinal, metric) in run.timings.enumerated() {
             try runTiming.execute(arguments: [runId, ordinal, metric.name] + values(metric))
         }
@@ -202,7 +240,7 @@ public final class ResultStore: Sendable {
     ///   reported as 303).
     public func runs() throws(MeasurementError) -> [StoredRun] {
         do {
-            return try queue.read { db in try Self.fetchRuns(db) }
+            return try read { db in try Self.fetchRuns(db) }
         } catch {
             throw Self.classify(error, path: path, operation: "reading the runs")
         }
@@ -266,9 +304,11 @@ public final class ResultStore: Sendable {
             let clientIndex = UInt32(truncatingIfNeeded: row["clientIndex"] as Int64)
             let entry = try metric(row)
             if runs[position].record.clients.last?.clientIndex != clientIndex {
-                runs[position].record.clients.append(ClientRecord(clientIndex: clientIndex, metrics: []))
+                runs[position].record.clients.append(
+                    ClientRecord(clientIndex: clientIndex, metrics: []))
             }
-            runs[position].record.clients[runs[position].record.clients.count - 1].metrics.append(entry)
+            runs[position].record.clients[runs[position].record.clients.count - 1].metrics.append(
+                entry)
         }
         return runs
     }
@@ -297,12 +337,58 @@ public final class ResultStore: Sendable {
         }
     }
 
+    // MARK: - Transactions
+
+    /// Runs `body` in one transaction: every insert and read of this store that `body` makes
+    /// runs in it, and it commits only when `body` returns. When `body` throws (a file made
+    /// from the rows it inserted could not be written), it is rolled back: the database holds
+    /// none of those rows, so that doing it all again leaves it as doing it once would.
+    /// Not reentrant, and for one thread: calls from another thread wait for it to end.
+    /// - Throws: the error `body` throws, or `MeasurementError.databaseFailed` (306) when the
+    ///   transaction cannot begin or commit.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        precondition(!holding.load(ordering: .relaxed), "ResultStore.transaction is not reentrant")
+        var result: T?
+        do {
+            try queue.inTransaction { _ in
+                holding.store(true, ordering: .relaxed)
+                defer { holding.store(false, ordering: .relaxed) }
+                result = try body()
+                return .commit
+            }
+        } catch let error as DatabaseError {
+            throw Self.classify(error, path: path, operation: "writing the results")
+        }
+        return result!
+    }
+
+    /// Reads in a transaction of its own, or in the one `transaction` holds.
+    func read<T>(_ value: (Database) throws -> T) throws -> T {
+        if holding.load(ordering: .relaxed) { return try queue.unsafeReentrantRead(value) }
+        return try queue.read(value)
+    }
+
+    /// Writes in a transaction of its own, or in a savepoint of the one `transaction` holds
+    /// (so that a failed write leaves it as it was, as a failed transaction leaves the file).
+    func write<T>(_ updates: (Database) throws -> T) throws -> T {
+        guard holding.load(ordering: .relaxed) else { return try queue.write(updates) }
+        return try queue.unsafeReentrantWrite { db in
+            var result: T?
+            try db.inSavepoint {
+                result = try updates(db)
+                return .commit
+            }
+            return result!
+        }
+    }
+
     // MARK: - Errors
 
     /// Maps a GRDB error to the `MeasurementError` it means for `path`.
     static func classify(_ error: any Error, path: String, operation: String) -> MeasurementError {
         if let error = error as? MeasurementError { return error }
-        let databaseError = error as? DatabaseError
+        let databaseError =
+            error as? DatabaseError
             ?? DatabaseError(resultCode: .SQLITE_ERROR, message: String(describing: error))
         switch databaseError.resultCode {
         case .SQLITE_NOTADB:

@@ -69,7 +69,7 @@ extension ResultStore {
         for (sweep, runs) in sweeps { Self.checkPreconditions(sweep, runs) }
         let runsCount = sweeps.reduce(0) { $0 + $1.runs.count }
         do {
-            return try queue.write { db in
+            return try write { db in
                 let sweepIds = try sweeps.map { try Self.insert($0.sweep, runs: $0.runs, in: db) }
                 try db.execute(
                     sql: """
@@ -104,7 +104,7 @@ extension ResultStore {
     public func suites() throws(MeasurementError) -> [StoredSuite] {
         guard hasSuiteTables else { return [] }
         do {
-            return try queue.read { db in
+            return try read { db in
                 var suites: [StoredSuite] = []
                 var positionById: [Int64: Int] = [:]
                 var counts: [Int] = []

@@ -75,7 +75,7 @@ extension ResultStore {
     public func insert(sweep: SweepRecord, runs: [RunRecord]) throws(MeasurementError) -> Int64 {
         Self.checkPreconditions(sweep, runs)
         do {
-            return try queue.write { db in try Self.insert(sweep, runs: runs, in: db) }
+            return try write { db in try Self.insert(sweep, runs: runs, in: db) }
         } catch {
             throw Self.classify(
                 error, path: path,
@@ -143,7 +143,7 @@ extension ResultStore {
     public func sweeps() throws(MeasurementError) -> [StoredSweep] {
         guard hasSweepTables else { return [] }
         do {
-            return try queue.read { db in try Self.fetchSweeps(db, sweepId: nil) }
+            return try read { db in try Self.fetchSweeps(db, sweepId: nil) }
         } catch {
             throw Self.classify(error, path: path, operation: "reading the sweeps")
         }
@@ -160,7 +160,7 @@ extension ResultStore {
         let hasSweepTables = self.hasSweepTables
         let outcome: Result<(StoredSweep, [SweepVariant]), MeasurementError>
         do {
-            outcome = try queue.read { db in
+            outcome = try read { db in
                 // The last sweep by its id, so that only its rows are read.
                 let wanted =
                     hasSweepTables

@@ -131,12 +131,14 @@ public struct BenchRunCommand: ParsableCommand {
         let report = SimulatorBenchReport(runs: runs)
         do {
             try OutputDirectory.prepare(outputDirectory)
-            try AtomicFile.write(report.runsText(), to: "\(outputDirectory)/bench_run_runs.csv")
-            try AtomicFile.write(report.summaryText(), to: "\(outputDirectory)/bench_run.csv")
+            var files = [
+                (report.runsText(), "\(outputDirectory)/bench_run_runs.csv"),
+                (report.summaryText(), "\(outputDirectory)/bench_run.csv"),
+            ]
             if baseline != nil {
-                try AtomicFile.write(
-                    report.compareText(), to: "\(outputDirectory)/bench_run_compare.csv")
+                files.append((report.compareText(), "\(outputDirectory)/bench_run_compare.csv"))
             }
+            try AtomicFile.write(all: files)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(ExportCommand.exitStatus(for: error))

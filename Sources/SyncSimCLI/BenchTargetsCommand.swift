@@ -127,13 +127,14 @@ public struct BenchTargetsCommand: ParsableCommand {
             seed: seed)
         do {
             try OutputDirectory.prepare(outputDirectory)
-            try AtomicFile.write(report.checksText(), to: "\(outputDirectory)/targets.csv")
-            try AtomicFile.write(report.runsText(), to: "\(outputDirectory)/targets_runs.csv")
+            var files = [
+                (report.checksText(), "\(outputDirectory)/targets.csv"),
+                (report.runsText(), "\(outputDirectory)/targets_runs.csv"),
+            ]
             if baseline != nil {
-                try AtomicFile.write(
-                    report.compareText(),
-                    to: "\(outputDirectory)/targets_compare.csv")
+                files.append((report.compareText(), "\(outputDirectory)/targets_compare.csv"))
             }
+            try AtomicFile.write(all: files)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(ExportCommand.exitStatus(for: error))

@@ -118,10 +118,10 @@ public struct CompareCommand: ParsableCommand {
                         path: baselinePath, candidate: candidatePath, reason: reason)
                 }
                 try OutputDirectory.prepare(outputDirectory)
-                try AtomicFile.write(
-                    comparison.differencesText(), to: "\(outputDirectory)/compare.csv")
-                try AtomicFile.write(
-                    comparison.runsText(), to: "\(outputDirectory)/compare_runs.csv")
+                try AtomicFile.write(all: [
+                    (comparison.differencesText(), "\(outputDirectory)/compare.csv"),
+                    (comparison.runsText(), "\(outputDirectory)/compare_runs.csv"),
+                ])
             }
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))

@@ -454,22 +454,31 @@ enum CommandSupport {
         }
     }
 
-    /// Runs `insert` (one transaction), then regenerates `runs.csv`, `clients.csv` and
-    /// `timings.csv` of `store`'s database in `directory` and writes the files `insert` returns
-    /// there, each atomically; exits 3 on the first failure.
+    /// Runs `insert`, regenerates `runs.csv`, `clients.csv` and `timings.csv` of `store`'s
+    /// database and makes the files `insert` returns, all in one transaction of the database
+    /// that commits only after the files are in place in `directory`: each file is staged
+    /// (`AtomicFile.Batch`), then all are renamed over the old ones, then the transaction
+    /// commits. On a failure (exit 3) the transaction is rolled back and the staged files
+    /// removed: the database and the files are as they were, and running the command again
+    /// (or `--resume`) records it once.
     static func writeResults(
         _ directory: String, store: ResultStore,
         insert: () throws(MeasurementError) -> [(name: String, text: String)]
     ) throws {
+        var files = AtomicFile.Batch()
         do {
-            let extra = try insert()
-            for table in ResultTable.allCases {
-                try AtomicFile.write(try store.csv(table), to: "\(directory)/\(table.rawValue).csv")
-            }
-            for file in extra {
-                try AtomicFile.write(file.text, to: "\(directory)/\(file.name)")
+            try store.transaction {
+                let extra = try insert()
+                for table in ResultTable.allCases {
+                    try files.stage(try store.csv(table), to: "\(directory)/\(table.rawValue).csv")
+                }
+                for file in extra {
+                    try files.stage(file.text, to: "\(directory)/\(file.name)")
+                }
+                try files.commit()
             }
         } catch {
+            files.discard()
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(3)
         }

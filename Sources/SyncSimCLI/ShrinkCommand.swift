@@ -126,9 +126,10 @@ public struct ShrinkCommand: ParsableCommand {
             commit: BuildInfo.gitCommit, digest: result.digest, reproduce: reproduce)
         let capsulePath = "\(outputDirectory)/capsule-shrunk-seed-\(capsule.seed).json"
         do {
-            try AtomicFile.write(
-                Self.trialsText(report.trials), to: "\(outputDirectory)/shrink.csv")
-            try AtomicFile.write(try RunRecord.canonicalJSON(shrunk) + "\n", to: capsulePath)
+            try AtomicFile.write(all: [
+                (Self.trialsText(report.trials), "\(outputDirectory)/shrink.csv"),
+                (try RunRecord.canonicalJSON(shrunk) + "\n", capsulePath),
+            ])
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(3)

@@ -1,4 +1,5 @@
 import Foundation
+import Measurement
 import Simulation
 import Testing
 
@@ -179,6 +180,49 @@ import Testing
             #expect(bytes == fileBytes("\(cut)/\(file)"), "\(file) differs after a resume")
         }
         #expect(fileBytes(journal(cut)) == nil)
+    }
+
+    /// A failed write of the results (status 3: here a directory where `sweep.csv` goes, the
+    /// last file made) rolls the database back, writes no file (`runs.csv`, made first, was
+    /// only staged) and keeps the journal; `--resume` then records the sweep once, and writes
+    /// the files of a sweep never interrupted. The same for a plain `run` run again.
+    @Test func aFailedWriteOfTheResultsLeavesTheDatabaseWithoutThem() throws {
+        let (whole, failed) = (try directories.make(), try directories.make())
+        #expect(syncsimStatus(Self.sweep + ["--out", whole]) == 0)
+        try FileManager.default.createDirectory(
+            atPath: failed + "/sweep.csv", withIntermediateDirectories: false)
+        #expect(syncsimStatus(Self.sweep + ["--out", failed]) == 3)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: failed).sorted() == [
+                URL(fileURLWithPath: journal(failed)).lastPathComponent, "results.sqlite",
+                "sweep.csv",
+            ])
+        let store = try ResultStore(path: failed + "/results.sqlite", access: .readOnly)
+        #expect(try store.runs().isEmpty)
+        #expect(try store.sweeps().isEmpty)
+        #expect(try lines(journal(failed)).count == 7)
+
+        try FileManager.default.removeItem(atPath: failed + "/sweep.csv")
+        #expect(syncsimStatus(Self.sweep + ["--out", failed, "--resume"]) == 0)
+        #expect(try store.runs().count == 6)
+        #expect(try store.sweeps().count == 1)
+        for file in Self.files {
+            let bytes = try #require(fileBytes("\(whole)/\(file)"))
+            #expect(bytes == fileBytes("\(failed)/\(file)"), "\(file) differs")
+        }
+        #expect(fileBytes(journal(failed)) == nil)
+
+        let run = ["run", "--clients", "8", "--duration", "30m", "--quiet"]
+        let single = try directories.make()
+        try FileManager.default.createDirectory(
+            atPath: single + "/timings.csv", withIntermediateDirectories: false)
+        #expect(syncsimStatus(run + ["--out", single]) == 3)
+        #expect(fileBytes(single + "/runs.csv") == nil)
+        let runs = try ResultStore(path: single + "/results.sqlite", access: .readOnly)
+        #expect(try runs.runs().isEmpty)
+        try FileManager.default.removeItem(atPath: single + "/timings.csv")
+        #expect(syncsimStatus(run + ["--out", single]) == 0)
+        #expect(try runs.runs().count == 1)
     }
 
     /// The time left on a progress line: the time so far over the runs this process made

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 @testable import Measurement
@@ -23,9 +24,10 @@ import Testing
         #expect(error?.code == 302)
         #expect(error?.path == path)
         #expect(error?.databaseError?.resultCode == .SQLITE_NOTADB)
-        #expect(error?.message == "\(path) is not a SyncSim results database "
-            + "(SQLite said: file is not a database). Point --database at a results file written "
-            + "by `syncsim run`, or delete it to start over.")
+        #expect(
+            error?.message == "\(path) is not a SyncSim results database "
+                + "(SQLite said: file is not a database). Point --database at a results file written "
+                + "by `syncsim run`, or delete it to start over.")
         #expect(bytes(at: path) == noise)
         #expect(try directory.listing() == ["noise.sqlite"])
     }
@@ -55,8 +57,9 @@ import Testing
         let path = directory.file("missing.sqlite")
         let error = measurementError { _ = try ResultStore(path: path, access: .readOnly) }
         #expect(error?.code == 304)
-        #expect(error?.message == "\(path) does not exist. "
-            + "Point --database at a results file written by `syncsim run`.")
+        #expect(
+            error?.message == "\(path) does not exist. "
+                + "Point --database at a results file written by `syncsim run`.")
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
@@ -188,9 +191,10 @@ import Testing
         } catch {
             #expect(error.code == 307)
             #expect(error.path == path)
-            #expect(error.message == "Cannot write \(path): the directory \(directory.file("absent")) "
-                + "does not exist. Choose an output path in an existing, writable directory, "
-                + "or create the directory or fix its permissions.")
+            #expect(
+                error.message == "Cannot write \(path): the directory \(directory.file("absent")) "
+                    + "does not exist. Choose an output path in an existing, writable directory, "
+                    + "or create the directory or fix its permissions.")
         }
         #expect(try directory.listing() == [])
     }
@@ -224,6 +228,51 @@ import Testing
         #expect(try directory.listing() == ["target"])
     }
 
+    /// A batch renames its files only when every one is staged: a second file that cannot be
+    /// written leaves the first target as it was, and no temporary file behind.
+    @Test func aBatchReplacesAllItsFilesOrNone() throws {
+        let directory = try TemporaryDirectory()
+        let (first, second) = (directory.file("a.csv"), directory.file("b.csv"))
+        try AtomicFile.write("old a", to: first)
+        try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: false)
+        var batch = AtomicFile.Batch()
+        try batch.stage("new a", to: first)
+        #expect(try directory.listing().count == 3)  // a.csv, b.csv and a's staged file
+        do {
+            try batch.stage("new b", to: second)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == 308)
+            #expect(error.path == second)
+        }
+        try batch.commit()  // nothing left to rename
+        #expect(bytes(at: first) == Array("old a".utf8))
+        #expect(try directory.listing() == ["a.csv", "b.csv"])
+
+        try FileManager.default.removeItem(atPath: second)
+        var whole = AtomicFile.Batch()
+        try whole.stage("new a", to: first)
+        try whole.stage([0x62], to: second)
+        #expect(bytes(at: first) == Array("old a".utf8))  // staged, not yet renamed
+        try whole.commit()
+        #expect(bytes(at: first) == Array("new a".utf8))
+        #expect(bytes(at: second) == [0x62])
+        #expect(try directory.listing() == ["a.csv", "b.csv"])
+
+        var dropped = AtomicFile.Batch()
+        try dropped.stage("never", to: first)
+        dropped.discard()
+        #expect(bytes(at: first) == Array("new a".utf8))
+        #expect(try directory.listing() == ["a.csv", "b.csv"])
+
+        // `write(all:)`: a path under a file cannot be written, so neither is the other.
+        #expect(throws: MeasurementError.self) {
+            try AtomicFile.write(all: [("all a", first), ("x", second + "/c.csv")])
+        }
+        #expect(bytes(at: first) == Array("new a".utf8))
+        #expect(try directory.listing() == ["a.csv", "b.csv"])
+    }
+
     /// Root may write anywhere, so this case runs only for other users.
     @Test(.enabled(if: geteuid() != 0, "root ignores directory permissions"))
     func aReadOnlyDirectoryKeepsItsFilesUntouched() throws {
@@ -240,5 +289,60 @@ import Testing
         }
         #expect(bytes(at: path) == Array("old".utf8))
         #expect(try directory.listing() == ["results.csv"])
+    }
+}
+
+/// `ResultStore.transaction`: the store's calls inside it see its rows and commit with it, or
+/// none of them stays.
+@Suite struct ResultTransactionTests {
+    struct Refused: Error {}
+
+    @Test func aTransactionCommitsAllOrNothing() throws {
+        let directory = try TemporaryDirectory()
+        let store = try ResultStore(path: directory.file("results.sqlite"))
+        try store.insert(sampleRun(seed: 1))
+        do {
+            try store.transaction {
+                try store.insert(sampleRun(seed: 2))
+                try store.insert(sampleRun(seed: 3))
+                #expect(try store.runs().map(\.record.seed) == [1, 2, 3])  // its own rows
+                throw Refused()
+            }
+            Issue.record("expected the body's error")
+        } catch is Refused {}
+        #expect(try store.runs().map(\.record.seed) == [1])
+
+        let csv = try store.transaction {
+            try store.insert(sampleRun(seed: 4))
+            return try store.csv(.runs)
+        }
+        #expect(try store.runs().map(\.record.seed) == [1, 4])
+        #expect(csv == (try store.csv(.runs)))
+        // The ids of the rolled-back rows are given again.
+        #expect(try store.runs().map(\.runId) == [1, 2])
+    }
+}
+
+/// Several processes (here connections on several threads) opening one new results file at
+/// once: each finds the schema missing, and the later ones' migrations meet the tables the
+/// first made. Every one opens, and every insert is kept.
+@Suite struct ConcurrentOpenTests {
+    @Test func connectionsOpeningANewFileAtOnceAllGetIt() throws {
+        for round in 0..<10 {
+            let directory = try TemporaryDirectory()
+            let path = directory.file("results.sqlite")
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { index in
+                do {
+                    let store = try ResultStore(path: path)
+                    try store.insert(sampleRun(seed: UInt64(index)))
+                } catch {
+                    failures.withLock { $0.append("round \(round), connection \(index): \(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [])
+            let store = try ResultStore(path: path, access: .readOnly)
+            #expect(try store.runs().map(\.record.seed).sorted() == [0, 1, 2, 3])
+        }
     }
 }
