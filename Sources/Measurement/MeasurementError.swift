@@ -186,9 +186,10 @@ public enum MeasurementError: Error, Sendable, CustomStringConvertible {
                 + "`syncsim export --table sweeps`), or choose other sweeps with --baseline-sweep "
                 + "and --candidate-sweep."
         case .shardsNotCombinable(let path, let reason):
-            "The sweeps of \(path) and the others given are not the shards of one sweep: "
-                + "\(reason). Give every shard (1/N to N/N) of one `syncsim sweep ... --shard I/N` "
-                + "command line, each run by the same build with the same options."
+            "The results of \(path) and the others given are not the shards of one sweep or "
+                + "suite: \(reason). Give every shard (1/N to N/N) of one `syncsim sweep ... "
+                + "--shard I/N` or `syncsim suite ... --shard I/N` command line, each run by the "
+                + "same build with the same options."
         case .runNotFound(let path, let runId, let lastRunId):
             if let runId {
                 "\(path) holds no run \(runId) (its runs: "

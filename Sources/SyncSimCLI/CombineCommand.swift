@@ -3,12 +3,14 @@ import Foundation
 import Measurement
 import Simulation
 
-/// `syncsim combine`: the shards of one sweep (`sweep --shard I/N`), run on one machine or
-/// many, made into the sweep that one command would have made.
+/// `syncsim combine`: the shards of one sweep (`sweep --shard I/N`) or of one suite (`suite
+/// --shard I/N`), run on one machine or many, made into the sweep or suite that one command
+/// would have made.
 public struct CombineCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "combine",
-        abstract: "Combine the shards of a sweep (sweep --shard I/N) into one sweep.",
+        abstract:
+            "Combine the shards of a sweep or suite (sweep/suite --shard I/N) into one.",
         discussion: """
             Reads the last sweep of each SHARD (a results database, or a directory holding \
             results.sqlite), checks that they are shards 1/N to N/N of one sweep (the same \
@@ -18,7 +20,11 @@ public struct CombineCommand: ParsableCommand {
             sweep_paired.csv made from it, and, when the shards ran with --timeline, \
             DIR/timelines/ and sweep_timeline.csv from the shards' run timelines. Every file \
             but timings.csv, and the digest line, are those of the unsharded sweep byte for \
-            byte (in a new DIR: run IDs count from 1). The shards are only read.
+            byte (in a new DIR: run IDs count from 1). The shards are only read. When each \
+            SHARD's last results are a suite's (suite --shard I/N), the suite is combined: each \
+            of its sweeps as above, recorded as one suite, with the files `syncsim suite` \
+            writes (suite.csv, suite_timings.csv, sweeps/NAME/), and, with --baseline, held \
+            against the baseline's suite of that name as `syncsim suite --baseline` holds it.
             """
     )
 
@@ -31,7 +37,21 @@ public struct CombineCommand: ParsableCommand {
     @Option(name: .customLong("out"), help: "The results directory (created if missing).")
     public var outputDirectory: String = "out"
 
-    @Flag(help: "Print only the sweep line and the digest line.")
+    @Option(
+        help: ArgumentHelp(
+            """
+            Suite shards only: the results of the same suite run whole by another build (a \
+            results database, or a directory holding results.sqlite), held sweep by sweep \
+            against the combined suite as `syncsim suite --baseline` holds it.
+            """, valueName: "path"))
+    public var baseline: String?
+
+    @Flag(
+        name: .customLong("require-identical"),
+        help: "With --baseline: exit 1 unless every sweep is identical to the baseline's.")
+    public var requireIdentical = false
+
+    @Flag(help: "Print only the sweep (or suite) line, the verdict line and the digest line.")
     public var quiet = false
 
     public init() {}
@@ -40,27 +60,60 @@ public struct CombineCommand: ParsableCommand {
         guard !shards.isEmpty else {
             throw ValidationError("Give the shards' results: one directory or database per shard.")
         }
+        if requireIdentical && baseline == nil {
+            throw ValidationError(
+                "--require-identical compares with a baseline; give --baseline PATH too.")
+        }
     }
 
     public func run() throws {
         let paths = shards.map(CompareCommand.databasePath)
         let combined: CombinedSweep
         let timelines: [[(file: String, samples: [TimelineSample])]]?
-        do throws(MeasurementError) {
+        do {
             var read = [ShardInput]()
+            var suites = [(input: ShardInput, suite: StoredSuite, sweeps: [StoredSweep])]()
             for path in paths {
                 let store = try ResultStore(path: path, access: .readOnly)
-                // The last sweep's record and run IDs alone (`sweep(_:)` would also rebuild its
+                // The sweeps' records and run IDs alone (`sweep(_:)` would also rebuild their
                 // variants from the runs, which `runs()` reads next); `CombinedSweep` checks
                 // the grid of run IDs itself.
-                guard let stored = try store.sweeps().last else {
+                let sweeps = try store.sweeps()
+                guard let last = sweeps.last else {
                     throw MeasurementError.sweepNotFound(path: path, sweepId: nil, available: [])
                 }
-                read.append(ShardInput(path: path, sweep: stored, runs: try store.runs()))
+                let input = ShardInput(path: path, sweep: last, runs: try store.runs())
+                read.append(input)
+                // A suite's sweeps are inserted just before it: its last sweep is the file's.
+                if let suite = try store.suites().last, suite.sweepIds.last == last.sweepId {
+                    suites.append((input, suite, sweeps))
+                }
+            }
+            if !suites.isEmpty {
+                guard suites.count == read.count else {
+                    let sweep = read.first { input in
+                        !suites.contains { $0.input.path == input.path }
+                    }!
+                    throw MeasurementError.shardsNotCombinable(
+                        path: sweep.path,
+                        reason:
+                            "its last results are a sweep's, but those of \(suites[0].input.path) are a suite's; give the shards of one sweep, or of one suite"
+                    )
+                }
+                try combineSuites(
+                    CombinedSuite(suites.map { ($0.input, $0.suite, $0.sweeps) }))
+                return
+            }
+            guard baseline == nil else {
+                FileHandle.standardError.write(
+                    Data(
+                        "--baseline holds a combined suite against a baseline's, and these are the shards of a sweep; combine them, then compare the sweep with `syncsim compare BASELINE DIR`.\n"
+                            .utf8))
+                throw ExitCode(64)
             }
             combined = try CombinedSweep(read)
             timelines = try Self.timelines(of: combined)
-        } catch {
+        } catch let error as MeasurementError {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(ExportCommand.exitStatus(for: error))
         }
@@ -101,6 +154,61 @@ public struct CombineCommand: ParsableCommand {
                     + (timelines == nil ? "" : ", sweep_timeline.csv, timelines/"))
         }
         print("digest=\(record.digest)")
+    }
+}
+
+extension CombineCommand {
+    /// Records the combined suite in `DIR`, with `syncsim suite`'s files, held against
+    /// `--baseline`; prints its lines.
+    func combineSuites(_ combined: CombinedSuite) throws {
+        let record = combined.record
+        let runsCount = combined.sweeps.reduce(0) { $0 + $1.runs.count }
+        let baselineSuite = try baseline.map {
+            try SuiteCommand.readBaseline($0, name: record.name)
+        }
+        print(
+            "combine: suite=\(record.name) shards=\(combined.shardsCount) sweeps=\(combined.sweeps.count) runs=\(runsCount) commit=\(record.gitCommit)"
+        )
+        let store = try CommandSupport.openStore(outputDirectory)
+        let (stored, comparisons) = try SuiteCommand.write(
+            record, sweeps: combined.sweeps.map { ($0.record, $0.runs) },
+            baseline: baselineSuite, fileNames: record.sweepNames, store: store,
+            into: outputDirectory)
+        if !quiet {
+            let width = max(12, stored.map(\.name.count).max() ?? 0) + 2
+            let pad = { (text: String) in text.padding(toLength: width, withPad: " ", startingAt: 0)
+            }
+            print("Sweeps (deterministic results)")
+            for sweep in stored {
+                let sweepRecord = sweep.sweep.record
+                print(
+                    "  \(pad(sweep.name))\(sweepRecord.variantLabels.count) variants × \(sweepRecord.seeds.count) seeds, passed \(sweep.runsPassed) of \(sweep.sweep.runIds.count), \(sweep.events) events, digest \(sweepRecord.digest)"
+                )
+            }
+            if let comparisons, let baseline {
+                print("Against the baseline \(baseline)")
+                for entry in comparisons {
+                    print(
+                        "  \(pad(entry.name))\(SuitePrinter.describe(entry, baseline: baseline, candidate: outputDirectory))"
+                    )
+                }
+                if let baselineSuite, baselineSuite.suite.record.fileHash != record.fileHash {
+                    print(
+                        "note: the baseline ran another version of the suite file (hash \(baselineSuite.suite.record.fileHash), this one \(record.fileHash)); its sweeps were matched by name"
+                    )
+                }
+            }
+            print(
+                "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, suite.csv, suite_timings.csv\(comparisons == nil ? "" : ", suite_compare.csv"), sweeps/NAME/"
+            )
+        }
+        if let comparisons { print(SuitePrinter.verdictLine(comparisons)) }
+        print("digest=\(record.digest)")
+        if requireIdentical, let comparisons,
+            comparisons.contains(where: { $0.verdict != .identical })
+        {
+            throw ExitCode(1)
+        }
     }
 }
 
@@ -323,5 +431,74 @@ struct CombinedSweep {
             scenarioName: reference.scenarioName, scenarioHash: reference.scenarioHash,
             optionsJSON: options, gitCommit: reference.gitCommit, digest: digest.hex,
             seeds: seeds, variantLabels: reference.variantLabels)
+    }
+}
+
+/// The suite that the shards of one `syncsim suite --shard` make together: each of its sweeps
+/// combined (`CombinedSweep`), and its record with the digest of the whole suite.
+struct CombinedSuite {
+    var record: SuiteRecord
+    var sweeps: [CombinedSweep]
+    var shardsCount: Int
+
+    /// Checks that `shards` (each a database's path and last sweep, its last suite, and its
+    /// sweeps) are shards of one suite: the same name, file, build and sweeps, each sweep
+    /// combined as `CombinedSweep` combines a sweep's shards.
+    /// - Throws: `MeasurementError.shardsNotCombinable` (312) naming the shard, and the sweep
+    ///   or field that disagrees.
+    init(
+        _ shards: [(input: ShardInput, suite: StoredSuite, sweeps: [StoredSweep])]
+    ) throws(MeasurementError) {
+        let first = shards[0].suite.record
+        for (input, suite, _) in shards.dropFirst() {
+            let other = suite.record
+            let field: String? =
+                other.name != first.name
+                ? "name ('\(other.name)', not '\(first.name)')"
+                : other.fileHash != first.fileHash
+                    ? "suite file (hash \(other.fileHash), not \(first.fileHash))"
+                    : other.gitCommit != first.gitCommit
+                        ? "build (commit \(other.gitCommit), not \(first.gitCommit))"
+                        : other.sweepNames != first.sweepNames
+                            ? "sweeps (\(other.sweepNames.joined(separator: ", ")), not \(first.sweepNames.joined(separator: ", ")); run every shard with the same --only)"
+                            : nil
+            if let field {
+                throw .shardsNotCombinable(
+                    path: input.path,
+                    reason:
+                        "its suite differs from that of \(shards[0].input.path) in its \(field)")
+            }
+        }
+        var sweeps: [CombinedSweep] = []
+        for (position, name) in first.sweepNames.enumerated() {
+            var inputs: [ShardInput] = []
+            for (input, suite, stored) in shards {
+                let sweepId = suite.sweepIds[position]
+                guard let sweep = stored.first(where: { $0.sweepId == sweepId }) else {
+                    throw .shardsNotCombinable(
+                        path: input.path, reason: "its suite's sweep '\(name)' is not in it")
+                }
+                inputs.append(ShardInput(path: input.path, sweep: sweep, runs: input.runs))
+            }
+            do throws(MeasurementError) {
+                sweeps.append(try CombinedSweep(inputs))
+            } catch .shardsNotCombinable(let path, let reason) {
+                throw .shardsNotCombinable(path: path, reason: "sweep '\(name)': \(reason)")
+            }
+        }
+        var digests: [UInt64] = []
+        for sweep in sweeps {
+            guard let value = UInt64(sweep.record.digest, radix: 16) else {
+                throw .shardsNotCombinable(
+                    path: shards[0].input.path,
+                    reason: "a sweep has the digest '\(sweep.record.digest)'")
+            }
+            digests.append(value)
+        }
+        record = SuiteRecord(
+            name: first.name, fileHash: first.fileHash, gitCommit: first.gitCommit,
+            digest: SweepCommand.digest(digests).hex, sweepNames: first.sweepNames)
+        self.sweeps = sweeps
+        shardsCount = shards.count
     }
 }

@@ -25,7 +25,9 @@ public struct SuiteCommand: ParsableCommand {
             details. Exits 1 when a run fails a check, or with --require-identical when a \
             sweep is not identical to the baseline's (the files are written first). While it \
             runs, DIR/journal-KEY.jsonl keeps every finished run: an interrupted suite is finished \
-            by the same command line with --resume.
+            by the same command line with --resume. With --shard I/N, only the I-th of N ranges \
+            of every sweep's seeds runs; `syncsim combine` makes the N shards' results into the \
+            suite one command would have made.
             """
     )
 
@@ -65,6 +67,16 @@ public struct SuiteCommand: ParsableCommand {
             """)
     public var requireIdentical = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Run only shard I of N: the I-th of N contiguous ranges of every sweep's seeds.",
+            discussion: """
+                For a suite split over machines: run the same command with --shard 1/N to \
+                --shard N/N, each into its own DIR, then `syncsim combine` the N results. N \
+                is at most the fewest seeds of a sweep.
+                """, valueName: "I/N"))
+    public var shard: String?
+
     @Option(help: "Worlds run at once (1 ... 256). Default: the number of cores.")
     public var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
@@ -90,6 +102,18 @@ public struct SuiteCommand: ParsableCommand {
             throw ValidationError(
                 "--require-identical compares with a baseline; give --baseline PATH too.")
         }
+        if let shard {
+            guard SweepShard(shard) != nil else {
+                throw ValidationError(
+                    "--shard '\(shard)' is not I/N with 1 <= I <= N; e.g. --shard 2/4 for the second of four shards."
+                )
+            }
+            guard baseline == nil else {
+                throw ValidationError(
+                    "--shard runs part of each sweep, which a baseline's whole sweeps would not match; give --baseline to `syncsim combine`, which makes the shards one suite."
+                )
+            }
+        }
     }
 
     /// A sweep of the suite, prepared to run.
@@ -112,6 +136,10 @@ public struct SuiteCommand: ParsableCommand {
             } catch let error as ScenarioError {
                 FileHandle.standardError.write(Data("\(error)\n".utf8))
                 throw ExitCode(2)
+            } catch let failure as PreparedSweep.UsageFailure {  // too many shards for its seeds
+                FileHandle.standardError.write(
+                    Data("\(suite): sweep '\(sweep.name)': \(failure.message)\n".utf8))
+                throw ExitCode(64)
             }
             entries.append(Entry(spec: sweep, prepared: prepared, firstJob: jobsCount))
             jobsCount += prepared.jobs.count
@@ -124,7 +152,7 @@ public struct SuiteCommand: ParsableCommand {
             throw ExitCode(64)
         }
         // The baseline and a journal are read, and the results opened, before anything runs.
-        let baselineSuite = try baseline.map { try readBaseline($0, name: spec.name) }
+        let baselineSuite = try baseline.map { try Self.readBaseline($0, name: spec.name) }
         let allJobs = entries.flatMap(\.prepared.jobs)
         let identity = SweepJournal.Identity(
             command: "suite \(spec.name)", commit: BuildInfo.gitCommit, runs: jobsCount,
@@ -136,7 +164,7 @@ public struct SuiteCommand: ParsableCommand {
         let journal = try SweepJournal.writer(
             in: outputDirectory, identity: identity, resume: resume)
         print(
-            "suite: name=\(spec.name) sweeps=\(entries.count) runs=\(jobsCount) jobs=\(jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
+            "suite: name=\(spec.name)\(shard.map { " shard=\($0)" } ?? "") sweeps=\(entries.count) runs=\(jobsCount) jobs=\(jobs) commit=\(BuildInfo.gitCommit) build=\(BuildInfo.configuration)"
         )
         if resume { SweepJournal.announce(completed, of: jobsCount, from: journal) }
 
@@ -171,49 +199,9 @@ public struct SuiteCommand: ParsableCommand {
             name: spec.name, fileHash: RunRecordBuilder.contentHash(bytes),
             gitCommit: BuildInfo.gitCommit, digest: digest.hex,
             sweepNames: entries.map(\.spec.name))
-        var stored: [SuiteSweep] = []
-        var comparisons: [SuiteSweepComparison]?
-        try CommandSupport.writeResults(outputDirectory, store: store) {
-            () throws(MeasurementError) in
-            let (suiteId, sweepIds) = try store.insert(
-                suite: record, sweeps: made.map { ($0.sweep, $0.records) })
-            // Every file is made from what the database holds.
-            let suiteStored = StoredSuite(suiteId: suiteId, record: record, sweepIds: sweepIds)
-            stored = try store.sweeps(of: suiteStored)
-            var files: [(name: String, text: String)] = [
-                ("suite.csv", SuiteCSV.summaryText(suite: suiteStored, sweeps: stored))
-            ]
-            for sweep in stored {
-                try OutputDirectory.prepare("\(outputDirectory)/sweeps/\(sweep.name)")
-                files.append(
-                    ("sweeps/\(sweep.name)/sweep.csv", SweepCSV.summaryText(sweep.variants)))
-                files.append(
-                    ("sweeps/\(sweep.name)/sweep_paired.csv", SweepCSV.pairedText(sweep.variants)))
-            }
-            if let baselineSuite {
-                let matched = SuiteSweepComparison.match(
-                    candidate: stored, baseline: baselineSuite.sweeps,
-                    fileNames: spec.sweeps.map(\.name))
-                comparisons = matched
-                files.append(("suite_compare.csv", SuiteCSV.comparisonText(matched)))
-                for entry in matched {
-                    guard let comparison = entry.comparison,
-                        comparison.incomparableReason == nil
-                    else { continue }
-                    files.append(
-                        ("sweeps/\(entry.name)/compare.csv", comparison.differencesText()))
-                    files.append(
-                        ("sweeps/\(entry.name)/compare_runs.csv", comparison.runsText()))
-                }
-            }
-            files.append(
-                (
-                    "suite_timings.csv",
-                    SuiteCSV.timingsText(
-                        suite: suiteStored, sweeps: stored, comparisons: comparisons)
-                ))
-            return files
-        }
+        let (stored, comparisons) = try Self.write(
+            record, sweeps: made.map { ($0.sweep, $0.records) }, baseline: baselineSuite,
+            fileNames: spec.sweeps.map(\.name), store: store, into: outputDirectory)
         journal.finish()
 
         if !quiet {
@@ -246,6 +234,65 @@ public struct SuiteCommand: ParsableCommand {
         {
             throw ExitCode(1)
         }
+    }
+
+    // MARK: - Writing the results
+
+    /// Records suite `record` with `sweeps` (in its order) in `store`, and writes its files
+    /// into `directory` from what the database then holds (`CommandSupport.writeResults`):
+    /// `suite.csv`, `suite_timings.csv`, `sweeps/NAME/sweep.csv` and `sweep_paired.csv`, and
+    /// with `baseline` (a suite read back, with its sweeps) `suite_compare.csv` and each
+    /// comparable sweep's `compare.csv` and `compare_runs.csv`. `fileNames`: the suite file's
+    /// sweeps (a baseline's sweep not among them is `missing`). `combine` writes a combined
+    /// suite with it too.
+    /// - Returns: the sweeps as stored, and the comparisons with the baseline.
+    static func write(
+        _ record: SuiteRecord, sweeps: [(sweep: SweepRecord, runs: [RunRecord])],
+        baseline: (suite: StoredSuite, sweeps: [SuiteSweep])?, fileNames: [String],
+        store: ResultStore, into directory: String
+    ) throws -> (stored: [SuiteSweep], comparisons: [SuiteSweepComparison]?) {
+        var stored: [SuiteSweep] = []
+        var comparisons: [SuiteSweepComparison]?
+        try CommandSupport.writeResults(directory, store: store) {
+            () throws(MeasurementError) in
+            let (suiteId, sweepIds) = try store.insert(suite: record, sweeps: sweeps)
+            // Every file is made from what the database holds.
+            let suiteStored = StoredSuite(suiteId: suiteId, record: record, sweepIds: sweepIds)
+            stored = try store.sweeps(of: suiteStored)
+            var files: [(name: String, text: String)] = [
+                ("suite.csv", SuiteCSV.summaryText(suite: suiteStored, sweeps: stored))
+            ]
+            for sweep in stored {
+                try OutputDirectory.prepare("\(directory)/sweeps/\(sweep.name)")
+                files.append(
+                    ("sweeps/\(sweep.name)/sweep.csv", SweepCSV.summaryText(sweep.variants)))
+                files.append(
+                    ("sweeps/\(sweep.name)/sweep_paired.csv", SweepCSV.pairedText(sweep.variants)))
+            }
+            if let baseline {
+                let matched = SuiteSweepComparison.match(
+                    candidate: stored, baseline: baseline.sweeps, fileNames: fileNames)
+                comparisons = matched
+                files.append(("suite_compare.csv", SuiteCSV.comparisonText(matched)))
+                for entry in matched {
+                    guard let comparison = entry.comparison,
+                        comparison.incomparableReason == nil
+                    else { continue }
+                    files.append(
+                        ("sweeps/\(entry.name)/compare.csv", comparison.differencesText()))
+                    files.append(
+                        ("sweeps/\(entry.name)/compare_runs.csv", comparison.runsText()))
+                }
+            }
+            files.append(
+                (
+                    "suite_timings.csv",
+                    SuiteCSV.timingsText(
+                        suite: suiteStored, sweeps: stored, comparisons: comparisons)
+                ))
+            return files
+        }
+        return (stored, comparisons)
     }
 
     // MARK: - Reading the suite
@@ -292,6 +339,7 @@ public struct SuiteCommand: ParsableCommand {
         add("--set", "set", settings + sweep.set)
         add("--clients", "clients", sweep.clients.map { [String($0)] } ?? [])
         add("--duration", "duration", sweep.duration.map { [$0] } ?? [])
+        if let shard { arguments += ["--shard", shard] }
         arguments += ["--jobs", String(jobs), "--out", outputDirectory, "--quiet"]
         if let scenario = sweep.scenario { arguments += ["--", scenario] }
         let context = "(in \(suite), \(sweep.field), \"\(sweep.name)\")"
@@ -306,6 +354,7 @@ public struct SuiteCommand: ParsableCommand {
         do {
             return try PreparedSweep.prepare(command)
         } catch let failure as PreparedSweep.UsageFailure {
+            if failure.message.hasPrefix("--shard") { throw failure }  // the command line's
             let field = fieldOfOption.first { failure.message.contains($0.0) }
             throw invalid(sweep, field: field?.1, problem: failure.message, option: field?.0)
         } catch {
@@ -332,7 +381,7 @@ public struct SuiteCommand: ParsableCommand {
     // MARK: - The database
 
     /// The last suite named `name` in the baseline at `path`, with its sweeps.
-    private func readBaseline(
+    static func readBaseline(
         _ path: String, name: String
     ) throws -> (suite: StoredSuite, sweeps: [SuiteSweep]) {
         let databasePath = CompareCommand.databasePath(path)

@@ -142,6 +142,100 @@ import Testing
                 ]) == 64)
     }
 
+    /// A suite of two sweeps (three and four seeds).
+    func suiteFile() throws -> String {
+        let path = try directories.make() + "/pair.json"
+        try Data(
+            """
+            { "name": "pair", "sweeps": [
+                { "name": "modes", "seeds": "3-5", "resetModes": "recoverUnsyncedChanges,manual",
+                  "clients": 8, "duration": "1h" },
+                { "name": "lossy", "seeds": "1-4", "clients": 6, "duration": "1h",
+                  "set": ["network.lossPerMillion=50000"] } ] }
+            """.utf8
+        ).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// `suite --shard I/N`, combined: the suite one `suite` command makes, file for file, its
+    /// digest too; held against that suite as a baseline, every sweep is identical.
+    @Test func suiteShardsCombinedAreTheWholeSuiteFileForFile() throws {
+        let suite = try suiteFile()
+        let whole = try directories.make()
+        #expect(syncsimStatus(["suite", suite, "--quiet", "--out", whole]) == 0)
+        let parts = try (1...3).map { index in
+            let directory = try directories.make()
+            #expect(
+                syncsimStatus([
+                    "suite", suite, "--quiet", "--shard", "\(index)/3", "--out", directory,
+                ])
+                    == 0)
+            return directory
+        }
+        // Shard 2 of 3: seed 4 of `modes` (3-5), seeds 2 of `lossy` (1-4).
+        #expect(csvColumn("seed", in: "\(parts[1])/runs.csv") == ["4", "4", "2"])
+        let combined = try directories.make()
+        #expect(syncsimStatus(["combine", parts[2], parts[0], parts[1], "--out", combined]) == 0)
+        for file in [
+            "suite.csv", "runs.csv", "clients.csv", "sweeps/modes/sweep.csv",
+            "sweeps/modes/sweep_paired.csv", "sweeps/lossy/sweep.csv",
+            "sweeps/lossy/sweep_paired.csv",
+        ] {
+            let bytes = try #require(fileBytes("\(whole)/\(file)"))
+            #expect(bytes == fileBytes("\(combined)/\(file)"), "\(file) differs")
+        }
+        let suites = { (directory: String) in
+            try ResultStore(path: directory + "/results.sqlite", access: .readOnly).suites()
+        }
+        #expect(try suites(combined).map(\.record) == suites(whole).map(\.record))
+        #expect(try suites(combined).map(\.sweepIds) == suites(whole).map(\.sweepIds))
+
+        let gated = try directories.make()
+        #expect(
+            syncsimStatus([
+                "combine", parts[0], parts[1], parts[2], "--baseline", whole,
+                "--require-identical", "--quiet", "--out", gated,
+            ]) == 0)
+        #expect(
+            csvColumn("verdict", in: "\(gated)/suite_compare.csv") == ["identical", "identical"])
+    }
+
+    /// Suite shards that make no one suite, mixed with a sweep's, or run with a baseline are
+    /// refused, with nothing written.
+    @Test func suiteShardsThatDoNotMakeOneSuiteAreRefused() throws {
+        let suite = try suiteFile()
+        let run = { (extra: [String]) -> String in
+            let directory = try! self.directories.make()
+            #expect(syncsimStatus(["suite", suite, "--quiet", "--out", directory] + extra) == 0)
+            return directory
+        }
+        let (first, second) = (run(["--shard", "1/2"]), run(["--shard", "2/2"]))
+        let onlyModes = run(["--shard", "2/2", "--only", "modes"])
+        let sweepShard = try directories.make()
+        #expect(
+            syncsimStatus(Self.sweep + ["--shard", "2/2", "--out", sweepShard]) == 0)
+        for (shards, status) in [
+            ([first, onlyModes], Int32(65)),  // other sweeps
+            ([first, sweepShard], 65),  // a sweep's shard
+            ([first], 65),  // shard 2/2 missing
+            ([first, second, second], 65),  // given twice
+        ] {
+            let out = try directories.make()
+            #expect(syncsimStatus(["combine"] + shards + ["--out", out]) == status)
+            #expect(fileBytes(out + "/results.sqlite") == nil)
+        }
+        // A sweep's shards with --baseline; --shard with --baseline; more shards than seeds.
+        let out = try directories.make()
+        #expect(
+            syncsimStatus(["combine", sweepShard, "--baseline", first, "--out", out]) == 64)
+        #expect(
+            syncsimStatus(["suite", suite, "--shard", "1/2", "--baseline", first, "--out", out])
+                == 64)
+        #expect(syncsimStatus(["suite", suite, "--shard", "1/4", "--out", out]) == 64)
+        #expect(syncsimStatus(["suite", suite, "--shard", "0/4", "--out", out]) == 64)
+        #expect(fileBytes(out + "/results.sqlite") == nil)
+    }
+
     @Test func shardRangesCoverTheSeedsOnceInNearlyEqualParts() {
         for total in 1...40 {
             for count in 1...total {
