@@ -242,7 +242,7 @@ extension Scenario {
                         throw ScenarioError(
                             code: .inconsistent, file: file, field: field,
                             problem:
-                                "\(name) is not drawn on its own: the swarm ends each drawn \(kind == .restoreAccess ? "revokeAccess" : "disableClientRecovery") with it",
+                                "\(name) is not drawn on its own: the swarm ends each drawn \(kind == .restoreAccess ? "revokeAccess and revokeWriteAccess" : "disableClientRecovery") with it",
                             fix: "remove it; use one of \(allowed)")
                     }
                     w.kinds.append(kind)
@@ -293,7 +293,7 @@ extension Scenario {
                     range: (kind == .networkOutage ? 1 : 0)...Limits.durationSecondsMax)
                 try sub.finish()
                 for (field, owners) in [
-                    ("partitionsPercent", [FaultKind.revokeAccess]),
+                    ("partitionsPercent", [FaultKind.revokeAccess, .revokeWriteAccess]),
                     ("clientsPercent", [.appCrash, .networkOutage]),
                     ("restorePointSecondsAgo", [.restoreFromBackup]),
                     (

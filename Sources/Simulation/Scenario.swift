@@ -52,12 +52,26 @@ public enum FaultKind: String, Sendable, CaseIterable, Codable {
     /// When it ends, a client whose own connectivity is online reconnects. A client already
     /// cut off stays so until the later end.
     case networkOutage
+    /// Users lose write access to some partitions (`partitionsPercent` of them, drawn from the
+    /// server's stream) and keep read access, until `restoreAccess`: a read-only user. They
+    /// still open, download and sync reads; the server refuses an upload of theirs with 206
+    /// permission_denied (a write to a Realm the user may only read, as the legacy error
+    /// docs describe it), and the app deletes the file (no backup: its unsynced writes are
+    /// lost) and opens it again (asyncOpen), as for `revokeAccess`. Its apps do not know and
+    /// write on, so every write such a user makes is lost.
+    case revokeWriteAccess
+}
+
+extension FaultKind {
+    /// `revokeAccess` and `revokeWriteAccess`: the faults that take `partitionsPercent`.
+    public var takesPartitionsPercent: Bool { self == .revokeAccess || self == .revokeWriteAccess }
 }
 
 public struct FaultSpec: Sendable, Equatable, Codable {
     public var kind: FaultKind
     public var atSeconds: UInt64
-    /// `revokeAccess` only: the chance, in percent, that each partition loses access.
+    /// `revokeAccess` and `revokeWriteAccess` only: the chance, in percent, that each
+    /// partition loses access (write access).
     public var partitionsPercent: UInt32
     /// `appCrash` and `networkOutage` only: the chance, in percent, that each client's app
     /// crashes, or that it loses the network.

@@ -447,7 +447,7 @@ extension FaultSpec {
         "["
             + faults.map { fault in
                 var text = "{\"kind\":\"\(fault.kind.rawValue)\",\"atSeconds\":\(fault.atSeconds)"
-                if fault.kind == .revokeAccess, fault.partitionsPercent != 100 {
+                if fault.kind.takesPartitionsPercent, fault.partitionsPercent != 100 {
                     text += ",\"partitionsPercent\":\(fault.partitionsPercent)"
                 }
                 if fault.kind == .appCrash || fault.kind == .networkOutage,

@@ -8,15 +8,17 @@ import Randomness
 extension SwarmSpec {
     /// The kinds a swarm draws by default: every fault kind but the two that only end an
     /// earlier one (`enableClientRecovery`, `restoreAccess`), which the swarm adds itself, and
-    /// `networkOutage`, which came after the swarms of record: listed in `kinds`, it is drawn
-    /// too, and every other swarm draws what it drew before it existed.
+    /// `networkOutage` and `revokeWriteAccess`, which came after the swarms of record: listed
+    /// in `kinds`, they are drawn too, and every other swarm draws what it drew before they
+    /// existed.
     public static let drawableKinds = FaultKind.allCases.filter {
-        !$0.endsAnotherFault && $0 != .networkOutage
+        !$0.endsAnotherFault && $0 != .networkOutage && $0 != .revokeWriteAccess
     }
 
     /// The fault schedule this spec draws for a run of `durationSeconds`, from `stream`: a
     /// Poisson process of `faultsPerDay`, each fault's kind drawn uniformly from `kinds`.
-    /// A drawn `revokeAccess` (of 1–100 % of the partitions) and `disableClientRecovery` are
+    /// A drawn `revokeAccess` or `revokeWriteAccess` (of 1–100 % of the partitions) and
+    /// `disableClientRecovery` are
     /// undone after an exponential `undoSecondsMean` (if the run lasts that long); a drawn
     /// `appCrash` takes 1–100 % of the clients; a drawn `networkOutage` cuts off 1–100 % of
     /// the clients for an exponential `undoSecondsMean` (at least a second); a drawn
@@ -41,15 +43,16 @@ extension SwarmSpec {
             let kind = kinds[Int(stream.uniformInt(below: UInt64(kinds.count)))]
             let second = UInt64(at)
             switch kind {
-            case .revokeAccess, .disableClientRecovery:
-                let percent = kind == .revokeAccess ? 1 + stream.uniformInt(below: 100) : 100
+            case .revokeAccess, .revokeWriteAccess, .disableClientRecovery:
+                let percent = kind.takesPartitionsPercent ? 1 + stream.uniformInt(below: 100) : 100
                 drawn.append(
                     FaultSpec(kind: kind, atSeconds: second, partitionsPercent: UInt32(percent)))
                 let undo = UInt64(at + stream.exponential(mean: undoSecondsMean))
                 if undo < durationSeconds {
                     drawn.append(
                         FaultSpec(
-                            kind: kind == .revokeAccess ? .restoreAccess : .enableClientRecovery,
+                            kind: kind.takesPartitionsPercent
+                                ? .restoreAccess : .enableClientRecovery,
                             atSeconds: undo))
                 }
             case .appCrash:
@@ -95,7 +98,7 @@ extension SwarmSpec {
 }
 
 extension FaultKind {
-    /// `enableClientRecovery` and `restoreAccess`: they end a `disableClientRecovery` or a
-    /// `revokeAccess`, and a swarm draws them only as that end.
+    /// `enableClientRecovery` and `restoreAccess`: they end a `disableClientRecovery`, or a
+    /// `revokeAccess` or `revokeWriteAccess`, and a swarm draws them only as that end.
     public var endsAnotherFault: Bool { self == .enableClientRecovery || self == .restoreAccess }
 }

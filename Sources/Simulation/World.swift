@@ -195,6 +195,9 @@ public final class World {
     var clientRecoveryEnabled: Bool
     /// Per partition: its users have lost access (`revokeAccess`).
     var accessDenied: [Bool]
+    /// Per partition: its users have lost write access and kept read access
+    /// (`revokeWriteAccess`): the server refuses their uploads.
+    var writeDenied: [Bool]
     /// File actions (manual resets) scheduled and not yet run; part of quiescence in healing.
     var fileActionsPending = 0
 
@@ -278,6 +281,7 @@ public final class World {
         serverStream = RandomStream(seed: seed, id: StreamID(domain: StreamDomain.server.rawValue))
         clientRecoveryEnabled = scenario.server.clientRecoveryEnabled
         accessDenied = Array(repeating: false, count: Int(scenario.partitionsCount))
+        writeDenied = accessDenied
 
         let schema = WorkloadSchema.initialReplica()
         servers = []
@@ -957,6 +961,12 @@ public final class World {
             pushDownload(to: client, partition: partition, evenIfEmpty: true)
         case .upload(let entries, let locked):
             guard clients[slot].server.active else { return }
+            if writeDenied[partition] {
+                // A write to a partition the user may only read: 206, and nothing integrated.
+                counters.uploadsRefusedWithoutWriteAccess += 1
+                refuseAccess(client, reason: "may only read its partition")
+                return
+            }
             counters.uploads += 1
             let serverStream = self.serverStream
             let ident = clients[slot].server.ident
@@ -990,9 +1000,8 @@ public final class World {
     }
 
     /// The server ends the client's session with 206 permission_denied.
-    func refuseAccess(_ client: UInt32) {
-        logEvent(
-            .info, "server: client \(client) has no access to its partition: 206 permission_denied")
+    func refuseAccess(_ client: UInt32, reason: String = "has no access to its partition") {
+        logEvent(.info, "server: client \(client) \(reason): 206 permission_denied")
         clients[Int(client)].server = ServerSession()
         digest.fold(0xDE, UInt64(client))
         sendToClient(client, .error(ProtocolError(code: .permissionDenied, action: .deleteRealm)))
@@ -1480,8 +1489,19 @@ public final class World {
                 refuseAccess(UInt32(index))
             }
             return
+        case .revokeWriteAccess:
+            counters.writeAccessRevocations += 1
+            for partition in writeDenied.indices
+            where serverStream.chance(UInt64(fault.partitionsPercent), outOf: 100) {
+                writeDenied[partition] = true
+            }
+            // Sessions go on: reading is still allowed, and the server refuses the next upload.
+            return
         case .restoreAccess:
-            for partition in accessDenied.indices { accessDenied[partition] = false }
+            for partition in accessDenied.indices {
+                accessDenied[partition] = false
+                writeDenied[partition] = false
+            }
             return
         case .appCrash:
             for index in clients.indices
@@ -1561,7 +1581,10 @@ public final class World {
         logEvent(.info, "healing: faults off, every client online")
         healing = true
         timelineEvents.append("healing")
-        for partition in accessDenied.indices { accessDenied[partition] = false }
+        for partition in accessDenied.indices {
+            accessDenied[partition] = false
+            writeDenied[partition] = false
+        }
         // Apps relaunch (crashed ones too): pending manual resets run their file action now.
         for index in clients.indices where clients[index].appDown {
             clients[index].markRelaunched()
@@ -1678,6 +1701,9 @@ public struct WorldCounters: Sendable, Equatable, Codable {
     public var terminations: UInt64 = 0
     public var schemaChanges: UInt64 = 0
     public var accessRevocations: UInt64 = 0
+    /// `revokeWriteAccess` faults, and the uploads the server refused for them (206).
+    public var writeAccessRevocations: UInt64 = 0
+    public var uploadsRefusedWithoutWriteAccess: UInt64 = 0
     /// Permission-denied errors handed to the error handler, and files deleted for them.
     public var permissionDeniedErrors: UInt64 = 0
     public var filesDeletedAfterPermissionDenied: UInt64 = 0

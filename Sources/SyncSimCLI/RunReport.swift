@@ -180,6 +180,10 @@ enum RunRecordBuilder {
             .integer("terminations", Int64(result.counters.terminations)),
             .integer("schemaChanges", Int64(result.counters.schemaChanges)),
             .integer("accessRevocations", Int64(result.counters.accessRevocations)),
+            .integer("writeAccessRevocations", Int64(result.counters.writeAccessRevocations)),
+            .integer(
+                "uploadsRefusedWithoutWriteAccess",
+                Int64(result.counters.uploadsRefusedWithoutWriteAccess)),
             .integer("permissionDeniedErrors", Int64(result.counters.permissionDeniedErrors)),
             .integer(
                 "filesDeletedAfterPermissionDenied",
@@ -388,7 +392,7 @@ enum RunSummaryPrinter {
         )
         line(
             "  permission denied",
-            "\(result.counters.accessRevocations) revocations, \(result.counters.permissionDeniedErrors) errors reported, \(result.counters.filesDeletedAfterPermissionDenied) files deleted"
+            "\(result.counters.accessRevocations) revocations, \(result.counters.writeAccessRevocations) of write access (\(result.counters.uploadsRefusedWithoutWriteAccess) uploads refused), \(result.counters.permissionDeniedErrors) errors reported, \(result.counters.filesDeletedAfterPermissionDenied) files deleted"
         )
         if !result.swarmFaults.isEmpty {
             line(
@@ -399,7 +403,7 @@ enum RunSummaryPrinter {
                 }.map(\.element).map { fault in
                     let percent =
                         switch fault.kind {
-                        case .revokeAccess: " \(fault.partitionsPercent) %"
+                        case .revokeAccess, .revokeWriteAccess: " \(fault.partitionsPercent) %"
                         case .appCrash: " \(fault.clientsPercent) %"
                         case .networkOutage:
                             " \(fault.clientsPercent) % for \(SweepPlan.shortDuration(fault.durationSeconds))"

@@ -163,6 +163,43 @@ extension RunResult {
         #expect(refused < UInt64(scenario.clientsCount) * 40)
     }
 
+    /// Half the partitions become read-only for a while (`revokeWriteAccess`): their users keep
+    /// opening and downloading, but the server refuses each upload of theirs with 206, and the
+    /// apps delete their files (losing those writes) and open them again; once write access
+    /// is back (`restoreAccess`), they sync their writes again, and everyone converges.
+    @Test func revokedWriteAccessLosesTheReadOnlyUsersWrites() {
+        var scenario = resetScenario(.recoverUnsyncedChanges)
+        scenario.faults = [
+            FaultSpec(kind: .revokeWriteAccess, atSeconds: 2_000, partitionsPercent: 50),
+            FaultSpec(kind: .restoreAccess, atSeconds: 4_000),
+        ]
+        final class Lines: @unchecked Sendable { var all: [String] = [] }
+        let lines = Lines()
+        let world = World(scenario: scenario, seed: 12)
+        world.syncLog = SyncLog(level: .info) { lines.all.append($0) }
+        let result = world.run()
+        #expect(result.passed, "\(result.failures)")
+        #expect(result.converged)
+        #expect(result.ledgerBalances)
+        #expect(result.counters.writeAccessRevocations == 1)
+        #expect(result.counters.accessRevocations == 0)
+        #expect(result.counters.uploadsRefusedWithoutWriteAccess > 0)
+        #expect(result.counters.permissionDeniedErrors > 0)
+        #expect(result.counters.filesDeletedAfterPermissionDenied > 0)
+        #expect(result.writesDeletedAfterPermissionDenied > 0)
+        #expect(result.counters.resets == 0, "permission denied is not a client reset")
+        // Refused for writing only: never at opening (IDENT) or for a fresh copy.
+        #expect(lines.all.contains { $0.contains("may only read its partition: 206") })
+        #expect(!lines.all.contains { $0.contains("has no access to its partition") })
+        // The log changes nothing, and the same seed gives the same run.
+        #expect(World(scenario: scenario, seed: 12).run().traceDigest == result.traceDigest)
+        // Without the fault no write is lost that way.
+        scenario.faults = []
+        let plain = World(scenario: scenario, seed: 12).run()
+        #expect(plain.writesDeletedAfterPermissionDenied == 0)
+        #expect(plain.counters.uploadsRefusedWithoutWriteAccess == 0)
+    }
+
     /// A relaunch far in the future: healing relaunches the app at once, and the queued
     /// relaunch event, spent, must not keep healing open until it fires.
     @Test func healingDoesNotWaitForASpentRelaunch() {

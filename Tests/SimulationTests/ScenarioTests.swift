@@ -179,6 +179,12 @@ import Testing
             #"{ "faults": [ { "kind": "revokeAccess", "atSeconds": 10, "partitionsPercent": 30 } ] }"#
         )
         #expect(revoke.faults[0].partitionsPercent == 30)
+        let readOnly = try decode(
+            #"{ "faults": [ { "kind": "revokeWriteAccess", "atSeconds": 10, "partitionsPercent": 40 } ] }"#
+        )
+        #expect(
+            readOnly.faults[0]
+                == FaultSpec(kind: .revokeWriteAccess, atSeconds: 10, partitionsPercent: 40))
         #expect(
             error(
                 #"{ "faults": [ { "kind": "terminateSync", "atSeconds": 10, "partitionsPercent": 30 } ] }"#

@@ -39,6 +39,25 @@ import Testing
             })
     }
 
+    /// `revokeWriteAccess` came after the swarms of record: drawn only when listed, then with
+    /// 1–100 % of the partitions and ended by a `restoreAccess`, as `revokeAccess` is.
+    @Test func revokedWriteAccessIsDrawnOnlyWhenListed() {
+        #expect(!SwarmSpec.drawableKinds.contains(.revokeWriteAccess))
+        #expect(!SwarmSpec.drawableKinds.contains(.networkOutage))
+        var spec = SwarmSpec()
+        spec.faultsPerDay = 100
+        spec.undoSecondsMean = 600
+        spec.kinds = [.revokeWriteAccess]
+        let drawn = draw(spec, seed: 3)
+        let revokes = drawn.filter { $0.kind == .revokeWriteAccess }
+        #expect(revokes.count > 50)
+        #expect(revokes.allSatisfy { (1...100).contains($0.partitionsPercent) })
+        for (index, fault) in drawn.enumerated() where fault.kind == .restoreAccess {
+            #expect(drawn[index - 1].kind == .revokeWriteAccess)
+        }
+        #expect(drawn.filter { $0.kind == .restoreAccess }.count > 40)
+    }
+
     @Test func onlyTheListedKindsAreDrawnAndOneSchemaChangeAtMost() {
         var spec = SwarmSpec()
         spec.faultsPerDay = 200
