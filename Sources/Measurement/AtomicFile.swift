@@ -7,11 +7,11 @@
 //! files first and renames them only when all are staged.
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Atomic replacement of a file's contents.
@@ -77,17 +77,20 @@ public enum AtomicFile {
         /// - Throws: 308 naming the target whose rename failed.
         public mutating func commit() throws(MeasurementError) {
             var directories: [String] = []
-            while !staged.isEmpty {
-                let (temporary, path) = staged.removeFirst()
+            for (index, (temporary, path)) in staged.enumerated() {
                 guard rename(temporary, path) == 0 else {
                     let reason = lastErrorText()
-                    _ = unlink(temporary)
-                    discard()
+                    for file in staged[index...] { _ = unlink(file.temporary) }
+                    staged.removeAll()
                     throw .outputWriteFailed(path: path, reason: reason)
                 }
+                // A sweep's per-run files share one or two directories: the last is enough.
                 let directory = AtomicFile.split(path).directory
-                if !directories.contains(directory) { directories.append(directory) }
+                if directories.last != directory && !directories.contains(directory) {
+                    directories.append(directory)
+                }
             }
+            staged.removeAll()
             for directory in directories { AtomicFile.syncDirectory(directory) }
         }
 
