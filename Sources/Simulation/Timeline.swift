@@ -40,6 +40,9 @@ public struct TimelineSample: Sendable, Equatable, Codable {
     /// (bytes; a count), and the bytes in the queue at its end (0 with an unlimited egress).
     public var egressBytesDropped: UInt64 = 0
     public var egressQueueBytes: UInt64 = 0
+    /// 206 permission_denied errors handed to the apps' error handlers in the interval (users
+    /// who lost access, or whose upload a read-only partition refused).
+    public var permissionDeniedErrors: UInt64 = 0
     /// Per cohort, the rest last (`Scenario.clientGroups`): the same figures for its clients.
     /// Empty when the scenario has no cohorts.
     public var cohorts: [CohortTimelineFigures] = []
@@ -52,7 +55,7 @@ public struct TimelineSample: Sendable, Equatable, Codable {
         "bytes_downloaded", "fresh_copy_bytes", "resets_started", "resets_ended",
         "client_files_expired", "messages_lost", "app_crashes", "clients_online",
         "clients_syncing", "clients_in_reset", "server_history_entries", "egress_bytes_dropped",
-        "egress_queue_bytes",
+        "egress_queue_bytes", "permission_denied_errors",
     ]
 
     /// The counts and the state figures, in `figureColumns` order (set: as many, in that
@@ -63,7 +66,7 @@ public struct TimelineSample: Sendable, Equatable, Codable {
                 writesMade, uploads, downloads, changesetsIntegrated, bytesUploaded,
                 bytesDownloaded, freshCopyBytes, resetsStarted, resetsEnded, clientFilesExpired,
                 messagesLost, appCrashes, clientsOnline, clientsSyncing, clientsInReset,
-                serverHistoryEntries, egressBytesDropped, egressQueueBytes,
+                serverHistoryEntries, egressBytesDropped, egressQueueBytes, permissionDeniedErrors,
             ]
         }
         set {
@@ -76,7 +79,8 @@ public struct TimelineSample: Sendable, Equatable, Codable {
                 (newValue[7], newValue[8], newValue[9], newValue[10])
             (appCrashes, clientsOnline, clientsSyncing, clientsInReset, serverHistoryEntries) =
                 (newValue[11], newValue[12], newValue[13], newValue[14], newValue[15])
-            (egressBytesDropped, egressQueueBytes) = (newValue[16], newValue[17])
+            (egressBytesDropped, egressQueueBytes, permissionDeniedErrors) =
+                (newValue[16], newValue[17], newValue[18])
         }
     }
 
@@ -112,6 +116,7 @@ public struct TimelineSample: Sendable, Equatable, Codable {
         interval.messagesLost -= earlier.messagesLost
         interval.appCrashes -= earlier.appCrashes
         interval.egressBytesDropped -= earlier.egressBytesDropped
+        interval.permissionDeniedErrors -= earlier.permissionDeniedErrors
         // The run's start has no cohort totals yet: its counts are 0.
         if !earlier.cohorts.isEmpty {
             precondition(earlier.cohorts.count == cohorts.count, "one set of cohorts")

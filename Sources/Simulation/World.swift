@@ -437,6 +437,7 @@ public final class World {
         totals.clientFilesExpired = counters.clientFilesExpired
         totals.messagesLost = counters.messagesLost
         totals.appCrashes = counters.appCrashes
+        totals.permissionDeniedErrors = counters.permissionDeniedErrors
         totals.serverHistoryEntries = UInt64(historyEntries)
         totals.egressBytesDropped = counters.egressBytesDropped
         totals.egressQueueBytes = egressBacklogBytes

@@ -191,8 +191,17 @@ extension RunResult {
         // Refused for writing only: never at opening (IDENT) or for a fresh copy.
         #expect(lines.all.contains { $0.contains("may only read its partition: 206") })
         #expect(!lines.all.contains { $0.contains("has no access to its partition") })
-        // The log changes nothing, and the same seed gives the same run.
-        #expect(World(scenario: scenario, seed: 12).run().traceDigest == result.traceDigest)
+        // The log changes nothing, and the same seed gives the same run. So does a timeline,
+        // whose 206s all fall from the fault on, and add up to the run's.
+        let sampled = World(scenario: scenario, seed: 12)
+        sampled.timelineIntervalNs = 500 * Time.nanosecondsPerSecond
+        #expect(sampled.run().traceDigest == result.traceDigest)
+        #expect(
+            sampled.timeline.reduce(0) { $0 + $1.permissionDeniedErrors }
+                == result.counters.permissionDeniedErrors)
+        #expect(
+            sampled.timeline.filter { $0.endNs <= 2_000 * Time.nanosecondsPerSecond }
+                .allSatisfy { $0.permissionDeniedErrors == 0 })
         // Without the fault no write is lost that way.
         scenario.faults = []
         let plain = World(scenario: scenario, seed: 12).run()
