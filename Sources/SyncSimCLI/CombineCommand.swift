@@ -175,32 +175,13 @@ extension CombineCommand {
             baseline: baselineSuite, fileNames: record.sweepNames, store: store,
             into: outputDirectory)
         if !quiet {
-            let width = max(12, stored.map(\.name.count).max() ?? 0) + 2
-            let pad = { (text: String) in text.padding(toLength: width, withPad: " ", startingAt: 0)
-            }
-            print("Sweeps (deterministic results)")
-            for sweep in stored {
-                let sweepRecord = sweep.sweep.record
-                print(
-                    "  \(pad(sweep.name))\(sweepRecord.variantLabels.count) variants × \(sweepRecord.seeds.count) seeds, passed \(sweep.runsPassed) of \(sweep.sweep.runIds.count), \(sweep.events) events, digest \(sweepRecord.digest)"
-                )
-            }
-            if let comparisons, let baseline {
-                print("Against the baseline \(baseline)")
-                for entry in comparisons {
-                    print(
-                        "  \(pad(entry.name))\(SuitePrinter.describe(entry, baseline: baseline, candidate: outputDirectory))"
-                    )
-                }
-                if let baselineSuite, baselineSuite.suite.record.fileHash != record.fileHash {
-                    print(
-                        "note: the baseline ran another version of the suite file (hash \(baselineSuite.suite.record.fileHash), this one \(record.fileHash)); its sweeps were matched by name"
-                    )
-                }
-            }
-            print(
-                "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, suite.csv, suite_timings.csv\(comparisons == nil ? "" : ", suite_compare.csv"), sweeps/NAME/"
-            )
+            let pad = SuitePrinter.padding(stored)
+            print("")
+            SuitePrinter.printSweeps(stored, pad: pad)
+            SuitePrinter.printEnd(
+                comparisons: comparisons, baseline: baseline, pad: pad,
+                outputDirectory: outputDirectory)
+            if let note = SuitePrinter.baselineNote(baselineSuite?.suite, record) { print(note) }
         }
         if let comparisons { print(SuitePrinter.verdictLine(comparisons)) }
         print("digest=\(record.digest)")

@@ -209,11 +209,7 @@ public struct SuiteCommand: ParsableCommand {
                 sweeps: stored, titles: titles, comparisons: comparisons, baseline: baseline,
                 outcomes: outcomes, wall: wall, threads: jobs, readBack: Set(completed.keys),
                 outputDirectory: outputDirectory)
-            if let baselineSuite, baselineSuite.suite.record.fileHash != record.fileHash {
-                print(
-                    "note: the baseline ran another version of the suite file (hash \(baselineSuite.suite.record.fileHash), this one \(record.fileHash)); its sweeps were matched by name"
-                )
-            }
+            if let note = SuitePrinter.baselineNote(baselineSuite?.suite, record) { print(note) }
         }
         if let comparisons {
             print(SuitePrinter.verdictLine(comparisons))
@@ -406,8 +402,7 @@ enum SuitePrinter {
         baseline: String?, outcomes: [SweepOutcome], wall: Duration, threads: Int,
         readBack: Set<Int> = [], outputDirectory: String
     ) {
-        let width = max(12, sweeps.map(\.name.count).max() ?? 0) + 2
-        let pad = { (text: String) in text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        let pad = padding(sweeps)
         // Each sweep's headline metrics, as `sweep` prints them: the benchmark's answers.
         for (sweep, titles) in zip(sweeps, titles) {
             let record = sweep.sweep.record
@@ -418,13 +413,7 @@ enum SuitePrinter {
             SweepSummaryPrinter.printMetrics(variants: sweep.variants, titles: titles)
         }
         Swift.print("")
-        Swift.print("Sweeps (deterministic results)")
-        for sweep in sweeps {
-            let record = sweep.sweep.record
-            Swift.print(
-                "  \(pad(sweep.name))\(record.variantLabels.count) variants × \(record.seeds.count) seeds, passed \(sweep.runsPassed) of \(sweep.sweep.runIds.count), \(sweep.events) events, digest \(record.digest)"
-            )
-        }
+        printSweeps(sweeps, pad: pad)
         Swift.print("")
         Swift.print("Wall-clock figures (this machine, not deterministic)")
         for sweep in sweeps {
@@ -443,6 +432,34 @@ enum SuitePrinter {
         Swift.print(
             "  wall time \(RunSummaryPrinter.format(wall.seconds, 2)) s for \(RunSummaryPrinter.format(runSeconds, 2)) s of runs on \(threads) threads\(SweepSummaryPrinter.readBackNote(readBack.count))"
         )
+        printEnd(
+            comparisons: comparisons, baseline: baseline, pad: pad,
+            outputDirectory: outputDirectory)
+    }
+
+    /// Pads a sweep's name to the width of the longest of `sweeps` (at least 12) and two
+    /// spaces, for the columns of the lines below.
+    static func padding(_ sweeps: [SuiteSweep]) -> (String) -> String {
+        let width = max(12, sweeps.map(\.name.count).max() ?? 0) + 2
+        return { $0.padding(toLength: width, withPad: " ", startingAt: 0) }
+    }
+
+    /// Each sweep's variants, seeds, passed runs, events and digest.
+    static func printSweeps(_ sweeps: [SuiteSweep], pad: (String) -> String) {
+        Swift.print("Sweeps (deterministic results)")
+        for sweep in sweeps {
+            let record = sweep.sweep.record
+            Swift.print(
+                "  \(pad(sweep.name))\(record.variantLabels.count) variants × \(record.seeds.count) seeds, passed \(sweep.runsPassed) of \(sweep.sweep.runIds.count), \(sweep.events) events, digest \(record.digest)"
+            )
+        }
+    }
+
+    /// The verdicts against `baseline` (when compared), then the results line.
+    static func printEnd(
+        comparisons: [SuiteSweepComparison]?, baseline: String?, pad: (String) -> String,
+        outputDirectory: String
+    ) {
         if let comparisons, let baseline {
             Swift.print("")
             Swift.print("Against the baseline \(baseline)")
@@ -456,6 +473,14 @@ enum SuitePrinter {
         Swift.print(
             "Results: \(outputDirectory)/results.sqlite, runs.csv, clients.csv, timings.csv, suite.csv, suite_timings.csv\(comparisons == nil ? "" : ", suite_compare.csv"), sweeps/NAME/"
         )
+    }
+
+    /// The note when the baseline's suite ran another version of the suite file than
+    /// `record`'s (nil when the same, or without a baseline).
+    static func baselineNote(_ baseline: StoredSuite?, _ record: SuiteRecord) -> String? {
+        guard let baseline, baseline.record.fileHash != record.fileHash else { return nil }
+        return
+            "note: the baseline ran another version of the suite file (hash \(baseline.record.fileHash), this one \(record.fileHash)); its sweeps were matched by name"
     }
 
     /// One sweep's verdict, with what it rests on and where to look next (the `compare` line
